@@ -1,0 +1,3 @@
+from roofscope.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""Physics on top of the store: efficiency, bounds, grouping summaries, headroom ranking."""

@@ -1,0 +1,98 @@
+"""Hardware efficiency per launch (DESIGN.md §4) and the step's efficiency histogram.
+
+efficiency = max(tensor-pipe, FP32-pipe, DRAM utilisation), each the export's
+``…pct_of_peak_sustained_elapsed`` metric when present, else achieved rate ÷ ceiling. The
+histogram puts run time into ten bins of efficiency; time × efficiency is the time left after
+perfect optimisation, so Σtime / Σ(time × efficiency) is the step's potential speedup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+
+from roofscope.hardware.ceilings import Ceiling
+from roofscope.sqlutil import insert_rows
+
+BINS = 10
+
+_COMPONENTS = (
+    ("util_tensor", "tensor", "tensor"),
+    ("util_fp32", "fp32", "fp32"),
+    ("util_dram", "dram", "dram"),
+)
+
+
+def build_launch_table(con: duckdb.DuckDBPyConnection,
+                       ceilings: dict[int, list[Ceiling]]) -> None:
+    """``launch_facts``: facts plus each utilisation (measured or achieved/ceiling) and
+    the efficiency, for every launch of every report."""
+    con.execute("CREATE OR REPLACE TEMP TABLE ceilings (report_id INTEGER, name VARCHAR, "
+                "value DOUBLE)")
+    insert_rows(con, "ceilings", ("report_id", "name", "value"),
+                [(rid, c.name, c.value) for rid, cs in ceilings.items() for c in cs])
+    pivot = ", ".join(
+        f"max(value) FILTER (WHERE name = '{name}') AS c_{name}" for _, name, _ in _COMPONENTS
+    )
+    utils = []
+    for util, ceiling, quantity in _COMPONENTS:
+        utils.append(
+            f"coalesce(f.{util}, f.{quantity} / nullif(f.time_s, 0) / c.c_{ceiling}) AS {util}_eff"
+        )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE launch_facts AS "
+        f"SELECT *, least(1.0, greatest(util_tensor_eff, util_fp32_eff, util_dram_eff)) "
+        f"AS efficiency FROM (SELECT f.*, {', '.join(utils)} FROM facts f "
+        f"LEFT JOIN (SELECT report_id, {pivot} FROM ceilings GROUP BY report_id) c "
+        f"ON c.report_id = f.report_id)"
+    )
+
+
+@dataclass(frozen=True)
+class Bin:
+    lo: float
+    hi: float
+    time_s: float
+    kernels: int
+    launches: int
+    time_x_efficiency_s: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"lo": self.lo, "hi": self.hi, "time_s": self.time_s, "kernels": self.kernels,
+                "launches": self.launches, "time_x_efficiency_s": self.time_x_efficiency_s}
+
+
+def histogram(con: duckdb.DuckDBPyConnection, report_id: int,
+              where: str = "TRUE") -> tuple[list[Bin], dict[str, float | int]]:
+    """Ten efficiency bins of one report, and the launches whose efficiency is unknown."""
+    rows = con.execute(
+        f"SELECT least(CAST(floor(efficiency * {BINS}) AS INTEGER), {BINS - 1}) AS b, "
+        f"sum(time_s * invocations), count(DISTINCT kernel), sum(invocations), "
+        f"sum(time_s * invocations * efficiency) FROM launch_facts "
+        f"WHERE report_id = {report_id} AND efficiency IS NOT NULL AND time_s IS NOT NULL "
+        f"AND ({where}) GROUP BY b"
+    ).fetchall()
+    by_bin = {r[0]: r for r in rows}
+    bins = []
+    for b in range(BINS):
+        r = by_bin.get(b)
+        bins.append(Bin(b / BINS, (b + 1) / BINS, float(r[1]) if r else 0.0,
+                        int(r[2]) if r else 0, int(r[3]) if r else 0,
+                        float(r[4] or 0.0) if r else 0.0))
+    unknown = con.execute(
+        f"SELECT coalesce(sum(time_s * invocations), 0), count(DISTINCT kernel), "
+        f"coalesce(sum(invocations), 0) FROM launch_facts WHERE report_id = {report_id} "
+        f"AND efficiency IS NULL AND ({where})"
+    ).fetchall()[0]
+    return bins, {"time_s": float(unknown[0]), "kernels": int(unknown[1]),
+                  "launches": int(unknown[2])}
+
+
+def potential_speedup(bins: list[Bin]) -> float | None:
+    """Σtime / Σ(time × efficiency) over launches of known efficiency (Amdahl at 100%)."""
+    total = sum(b.time_s for b in bins)
+    floor_time = sum(b.time_x_efficiency_s for b in bins)
+    if total <= 0 or floor_time <= 0:
+        return None
+    return total / floor_time

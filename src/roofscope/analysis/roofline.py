@@ -1,0 +1,38 @@
+"""Where a point sits on the hierarchical roofline: which roof limits it.
+
+For a kernel (or group) with FLOPs F in its dominant precision p and bytes B_L at each memory
+level L, the attainable rate is min(C_p, min_L F/B_L × BW_L). The limiting term names the roof:
+``compute (fp32)`` or ``memory (dram)``. A kernel without FLOPs is memory bound at the level it
+keeps busiest (largest B_L / BW_L).
+"""
+
+from __future__ import annotations
+
+from roofscope.hardware.ceilings import Ceiling
+
+PRECISIONS = ("tensor", "fp64", "fp32", "fp16")
+LEVELS = ("l1", "l2", "dram")
+
+
+def classify(flops: dict[str, float | None], bytes_: dict[str, float | None],
+             ceilings: dict[str, Ceiling]) -> tuple[str, float | None]:
+    """(bound label, attainable FLOP/s) of one point; ``unknown`` when nothing is measured."""
+    known = {p: v for p, v in flops.items() if v is not None and v > 0}
+    total = sum(known.values())
+    levels = {lvl: b for lvl, b in bytes_.items() if b is not None and b > 0 and lvl in ceilings}
+    if not known:
+        if not levels:
+            return "unknown", None
+        busiest = max(levels, key=lambda lvl: levels[lvl] / ceilings[lvl].value)
+        return f"memory ({busiest})", None
+    dominant = max(known, key=lambda p: known[p])
+    roof_name = dominant if dominant in ceilings else ("fp32" if "fp32" in ceilings else None)
+    candidates: list[tuple[float, str]] = []
+    if roof_name is not None:
+        candidates.append((ceilings[roof_name].value, f"compute ({roof_name})"))
+    for lvl, b in levels.items():
+        candidates.append((total / b * ceilings[lvl].value, f"memory ({lvl})"))
+    if not candidates:
+        return "unknown", None
+    value, label = min(candidates)
+    return label, value

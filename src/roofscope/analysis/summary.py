@@ -1,0 +1,66 @@
+"""Per-group, per-kernel and per-launch rows with every number the views and exports show.
+
+All sums are weighted by ``invocations`` (1 for a real launch; N for a per-kernel summary row),
+so a summary page and a raw page of the same run give the same totals.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from roofscope.analysis.roofline import classify
+from roofscope.hardware.ceilings import Ceiling
+
+FLOPS = ("fp64", "fp32", "fp16", "tensor")
+BYTES = ("l1", "l2", "dram")
+KEYS = {"group": "grp", "kernel": "kernel", "launch": "launch_id"}
+
+_AGGREGATES = (
+    "sum(invocations) AS launches",
+    "count(DISTINCT kernel) AS kernels",
+    "sum(time_s * invocations) AS time_s",
+    *(f"sum({f} * invocations) AS {f}" for f in FLOPS),
+    *(f"sum({b} * invocations) AS {b}" for b in BYTES),
+    "sum(time_s * invocations * efficiency) / nullif(sum(time_s * invocations) FILTER "
+    "(WHERE efficiency IS NOT NULL), 0) AS efficiency",
+    "sum(time_s * invocations * (1 - efficiency)) AS headroom_s",
+)
+
+
+def rows(con: duckdb.DuckDBPyConnection, report_id: int, by: str,
+         ceilings: list[Ceiling], where: str = "TRUE") -> list[dict[str, object]]:
+    """Aggregated rows of one report, sorted by time (largest first)."""
+    key = KEYS[by]
+    extra = ", any_value(kernel) AS kernel, any_value(grp) AS grp" if by == "launch" else ""
+    result = con.execute(
+        f"SELECT {key} AS name, {', '.join(_AGGREGATES)}{extra} FROM launch_view "
+        f"WHERE report_id = {report_id} AND ({where}) GROUP BY {key} "
+        f"ORDER BY time_s DESC NULLS LAST, name"
+    )
+    names = [d[0] for d in result.description]
+    data = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
+    total = sum((r["time_s"] or 0.0) for r in data)
+    roofs = {c.name: c for c in ceilings}
+    return [_finish(r, total, roofs) for r in data]
+
+
+def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> dict[str, object]:
+    flops = {f: r.pop(f) for f in FLOPS}
+    bytes_ = {b: r.pop(b) for b in BYTES}
+    known = [v for v in flops.values() if v is not None]
+    flop_sum = sum(known) if known else None
+    time_s = r["time_s"]
+    r["time_pct"] = 100.0 * time_s / total if time_s is not None and total > 0 else None
+    r["flops"] = flops
+    r["flops_total"] = flop_sum
+    r["bytes"] = bytes_
+    r["flop_per_s"] = flop_sum / time_s if flop_sum is not None and time_s else None
+    r["ai"] = {b: (flop_sum / v if flop_sum is not None and v else None)
+               for b, v in bytes_.items()}
+    bound, attainable = classify(flops, bytes_, roofs)  # type: ignore[arg-type]
+    r["bound"] = bound
+    r["attainable_flop_per_s"] = attainable
+    headroom = r["headroom_s"]
+    r["speedup_if_at_roof"] = (total / (total - headroom)
+                               if headroom is not None and total > headroom else None)
+    return r

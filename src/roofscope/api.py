@@ -1,0 +1,225 @@
+"""The session every front end shares: open reports, derive, group, summarise.
+
+``roofscope.load(*paths)`` returns a :class:`Session`; the CLI's ``report`` command, the TUI and
+Python users all read the same numbers from it. pandas is imported only when a DataFrame is
+asked for, so the CLI and TUI start without it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from roofscope.analysis import efficiency, summary
+from roofscope.errors import RoofscopeError
+from roofscope.grouping import Grouper, Rule, default_rules
+from roofscope.hardware.ceilings import Ceiling, load_ceilings_file, resolve_ceilings
+from roofscope.hardware.specs import GpuSpec, find_gpu, match_device_name
+from roofscope.metrics import FP16_CONVENTIONS, MetricPlan, build_facts, plan_report
+from roofscope.sqlutil import insert_rows
+from roofscope.store import OpenedStore, open_store
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+JSON_SCHEMA_VERSION = 1
+
+
+@dataclass
+class Report:
+    """One loaded export and everything resolved about it."""
+
+    report_id: int
+    path: str
+    layout: str
+    gpu_name: str | None
+    cc: str | None
+    sm_count: int | None
+    launches: int
+    spec: GpuSpec | None
+    plan: MetricPlan
+    ceilings: list[Ceiling] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Options:
+    gpu: str | None = None
+    ceilings_file: str | None = None
+    fp16_convention: str = "ncu"
+    rules: list[Rule] | None = None
+    use_cache: bool = True
+
+
+class Session:
+    """Reports opened together, with derived facts in a session-local DuckDB connection."""
+
+    def __init__(self, store: OpenedStore, options: Options):
+        self.store = store
+        self.con = store.con
+        self.options = options
+        if options.fp16_convention not in FP16_CONVENTIONS:
+            raise RoofscopeError(
+                f"unknown FP16 convention {options.fp16_convention!r}",
+                hint=f"use one of {', '.join(FP16_CONVENTIONS)}",
+            )
+        user_spec = find_gpu(options.gpu) if options.gpu else None
+        user_ceilings = load_ceilings_file(options.ceilings_file) if options.ceilings_file else {}
+        self.reports = self._load_reports(user_spec, user_ceilings)
+        self.grouper = Grouper(options.rules if options.rules is not None else default_rules())
+        efficiency.build_launch_table(self.con, {r.report_id: r.ceilings for r in self.reports})
+        self._apply_groups()
+
+    # -- building -------------------------------------------------------------------------
+    def _load_reports(self, user_spec: GpuSpec | None,
+                      user_ceilings: dict[str, float]) -> list[Report]:
+        rows = self.con.execute(
+            "SELECT report_id, path, layout, gpu_name, cc, sm_count, launches FROM reports "
+            "ORDER BY report_id"
+        ).fetchall()
+        warn_rows = self.con.execute("SELECT report_id, message FROM warnings").fetchall()
+        metric_rows = self.con.execute(
+            "SELECT report_id, metric FROM catalogue WHERE wanted AND known_unit"
+        ).fetchall()
+        metrics: dict[int, set[str]] = {}
+        for rid, metric in metric_rows:
+            metrics.setdefault(rid, set()).add(metric)
+        reports = []
+        for rid, path, layout, gpu_name, cc, sm_count, launches in rows:
+            spec = user_spec or match_device_name(gpu_name)
+            cc_known = cc or (spec.cc if spec else None)
+            plan = plan_report(rid, metrics.get(rid, set()), cc_known,
+                               self.options.fp16_convention)
+            report = Report(rid, path, layout, gpu_name, cc_known, sm_count, launches, spec, plan)
+            report.warnings = [m for r, m in warn_rows if r == rid] + plan.warnings
+            if spec is None:
+                what = (f"GPU {gpu_name!r} is not in the spec table" if gpu_name
+                        else "the export does not name its GPU (details pages never do)")
+                report.warnings.append(f"{what}; pass --gpu NAME for datasheet ceilings")
+            reports.append(report)
+        build_facts(self.con, [r.plan for r in reports])
+        for r in reports:
+            r.ceilings = resolve_ceilings(self.con, r.report_id, metrics.get(r.report_id, set()),
+                                          r.spec, user_ceilings,
+                                          f"user: {self.options.ceilings_file}", r.cc)
+        return reports
+
+    def _apply_groups(self) -> None:
+        kernels = [k for (k,) in self.con.execute(
+            "SELECT DISTINCT kernel FROM launches WHERE kernel IS NOT NULL").fetchall()]
+        self.con.execute("CREATE OR REPLACE TEMP TABLE kernel_groups (kernel VARCHAR, "
+                         "grp VARCHAR, rule VARCHAR)")
+        insert_rows(self.con, "kernel_groups", ("kernel", "grp", "rule"),
+                    [(k, *self.grouper.match(k)) for k in kernels])
+        self.con.execute(
+            "CREATE OR REPLACE TEMP VIEW launch_view AS SELECT f.*, "
+            "coalesce(g.grp, '(unnamed)') AS grp, g.rule AS group_rule "
+            "FROM launch_facts f LEFT JOIN kernel_groups g ON g.kernel = f.kernel"
+        )
+
+    def set_rules(self, rules: list[Rule]) -> None:
+        """Regroup with new rules (the TUI's rule editor): only the name table changes."""
+        self.grouper = Grouper(rules)
+        self._apply_groups()
+
+    # -- reading --------------------------------------------------------------------------
+    @property
+    def warnings(self) -> list[str]:
+        return [f"{r.path}: {w}" for r in self.reports for w in r.warnings]
+
+    def rows(self, by: str = "group", report: int = 0) -> list[dict[str, Any]]:
+        if by not in summary.KEYS:
+            raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
+        r = self.reports[report]
+        return summary.rows(self.con, r.report_id, by, r.ceilings)
+
+    def histogram(self, report: int = 0) -> dict[str, Any]:
+        bins, unknown = efficiency.histogram(self.con, self.reports[report].report_id)
+        return {
+            "potential_speedup": efficiency.potential_speedup(bins),
+            "bins": [b.to_dict() for b in bins],
+            "unknown": unknown,
+        }
+
+    def totals(self, report: int = 0) -> dict[str, Any]:
+        rid = self.reports[report].report_id
+        cols = ", ".join(f"sum({c} * invocations)" for c in (*summary.FLOPS, *summary.BYTES))
+        row = self.con.execute(
+            f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), {cols} "
+            f"FROM launch_facts WHERE report_id = {rid}"
+        ).fetchall()[0]
+        flops = dict(zip(summary.FLOPS, row[3:7], strict=True))
+        bytes_ = dict(zip(summary.BYTES, row[7:10], strict=True))
+        return {"launches": int(row[0] or 0), "kernels": int(row[1] or 0), "time_s": row[2],
+                "flops": flops, "bytes": bytes_}
+
+    def report_dict(self, by: str = "group", top: int | None = None) -> dict[str, Any]:
+        """The documented JSON contract (docs/json.md)."""
+        out = []
+        for i, r in enumerate(self.reports):
+            totals = self.totals(i)
+            rows = self.rows(by, i)
+            out.append({
+                "path": r.path,
+                "format": r.layout,
+                "gpu": {"name": r.gpu_name, "cc": r.cc, "sm_count": r.sm_count,
+                        "spec": r.spec.key if r.spec else None},
+                "launches": totals["launches"],
+                "kernels": totals["kernels"],
+                "time_s": totals["time_s"],
+                "flops": totals["flops"],
+                "bytes": totals["bytes"],
+                "ceilings": [c.to_dict() for c in r.ceilings],
+                "efficiency": self.histogram(i),
+                "provenance": dict(r.plan.provenance),
+                "fp16_convention": self.options.fp16_convention,
+                "by": by,
+                "groups" if by == "group" else by + "s": rows[:top] if top else rows,
+                "warnings": list(r.warnings),
+            })
+        return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": self.warnings}
+
+    # -- pandas ---------------------------------------------------------------------------
+    def _frame(self, by: str, report: int | None) -> pd.DataFrame:
+        import pandas as pd
+
+        indices = range(len(self.reports)) if report is None else [report]
+        frames = []
+        for i in indices:
+            rows = self.rows(by, i)
+            flat = []
+            for r in rows:
+                row = {k: v for k, v in r.items() if not isinstance(v, dict)}
+                for outer in ("flops", "bytes", "ai"):
+                    for k, v in r[outer].items():
+                        row[f"{outer}_{k}"] = v
+                row["report"] = self.reports[i].path
+                flat.append(row)
+            frames.append(pd.DataFrame(flat))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def groups(self, report: int | None = None) -> pd.DataFrame:
+        """One row per kernel group (pandas DataFrame)."""
+        return self._frame("group", report)
+
+    def kernels(self, report: int | None = None) -> pd.DataFrame:
+        return self._frame("kernel", report)
+
+    def launches(self, report: int | None = None) -> pd.DataFrame:
+        """One row per launch with every derived column, straight from DuckDB."""
+        where = "" if report is None else f"WHERE report_id = {self.reports[report].report_id}"
+        return self.con.execute(
+            f"SELECT * FROM launch_view {where} ORDER BY report_id, launch_id").df()
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def load(*paths: str | Path, gpu: str | None = None, ceilings: str | None = None,
+         fp16_convention: str = "ncu", rules: list[Rule] | None = None,
+         use_cache: bool = True) -> Session:
+    """Open ncu exports (CSV, ``.csv.gz``, or ``.ncu-rep`` with ncu installed)."""
+    options = Options(gpu, ceilings, fp16_convention, rules, use_cache)
+    store = open_store(list(paths), use_cache=use_cache)
+    return Session(store, options)

@@ -1,0 +1,140 @@
+"""Kernel name → group, by ordered regex rules (DESIGN.md §5).
+
+The first matching rule wins: the project's ``roofscope.toml`` first, then the user config, then
+the built-in rules below. Names no rule matches are grouped by their base name (template
+arguments, parameter lists and return type stripped), so 60 launches of one templated kernel
+become one row. Rules run over the distinct names only (thousands at most), never per launch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from roofscope.errors import RoofscopeError
+
+
+@dataclass(frozen=True)
+class Rule:
+    pattern: str
+    group: str
+    origin: str = "built-in"
+
+    def compiled(self) -> re.Pattern[str]:
+        return _compile(self.pattern, self.origin)
+
+
+def _compile(pattern: str, origin: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise RoofscopeError(f"invalid regular expression {pattern!r} ({exc})", path=origin,
+                             hint="fix the rule's pattern") from exc
+
+
+BUILTIN_RULES: tuple[Rule, ...] = tuple(
+    Rule(p, g)
+    for p, g in (
+        (r"wgrad|Conv2dWgrad|conv_depthwise2d_grad_weight", "conv wgrad"),
+        (r"dgrad|Conv2dDgrad|conv_depthwise2d_backward", "conv dgrad"),
+        (r"fprop|implicit_convolve|conv_depthwise2d_forward|Conv2dFprop|ImplicitGemmConvolution"
+         r"|winograd|cudnn::.*conv|convolve", "conv fprop"),
+        (r"flash|fmha|sdpa|attention|mha_", "attention"),
+        (r"gemm|gemv|nvjet|cutlass|xmma_gemm|splitKreduce|dot_kernel|sgemm|hgemm", "GEMM"),
+        (r"bn_fw|bn_bw|batch_?norm", "batch norm"),
+        (r"layer_?norm|rms_?norm|group_?norm", "layer norm"),
+        (r"softmax", "softmax"),
+        (r"pool", "pooling"),
+        (r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|transpose|permute", "layout transform"),
+        (r"multi_tensor_apply|adam|sgd|lamb_", "optimizer"),
+        (r"nccl", "NCCL"),
+        (r"memcpy|memset|direct_copy", "memcpy/memset"),
+        (r"reduce|reduction", "reduction"),
+        (r"elementwise|FillFunctor|fused_dropout|distribution_", "element-wise"),
+    )
+)
+
+_BRACKETS = re.compile(r"<[^<>]*>|\([^()]*\)|\[[^\[\]]*\]")
+
+
+def base_name(kernel: str) -> str:
+    """``void at::native::f<4, X>(int, T2)`` -> ``at::native::f``."""
+    text = kernel.strip()
+    previous = None
+    while previous != text:
+        previous = text
+        text = _BRACKETS.sub("", text)
+    tokens = text.replace("::type ", "::type\x00").split()
+    return tokens[-1] if tokens else kernel.strip() or "(unnamed)"
+
+
+class Grouper:
+    """Ordered rules compiled once; ``group(name)`` is the first match or the base name."""
+
+    def __init__(self, rules: Iterable[Rule]):
+        self.rules = list(rules)
+        self._compiled = [(r, r.compiled()) for r in self.rules]
+
+    def match(self, kernel: str) -> tuple[str, str]:
+        """(group, the rule that decided it)."""
+        for rule, rx in self._compiled:
+            if rx.search(kernel):
+                return rule.group, f"{rule.origin}: /{rule.pattern}/"
+        return base_name(kernel), "base name"
+
+    def group(self, kernel: str) -> str:
+        return self.match(kernel)[0]
+
+
+def user_config_path() -> Path:
+    root = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(root) / "roofscope" / "config.toml"
+
+
+def rules_from_toml(path: Path) -> list[Rule]:
+    """``[[groups]]`` tables with ``pattern`` and ``name`` keys, in file order."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RoofscopeError(f"is not valid TOML ({exc})", path=str(path),
+                             hint="see the README section on grouping rules") from exc
+    rules = []
+    for i, entry in enumerate(data.get("groups", [])):
+        if not isinstance(entry, dict) or "pattern" not in entry or "name" not in entry:
+            raise RoofscopeError(f"[[groups]] entry {i + 1} needs 'pattern' and 'name'",
+                                 path=str(path), hint='e.g. pattern = "my_gemm" name = "GEMM"')
+        rule = Rule(str(entry["pattern"]), str(entry["name"]), str(path))
+        rule.compiled()
+        rules.append(rule)
+    return rules
+
+
+def default_rules(project_dir: Path | None = None) -> list[Rule]:
+    """Project rules, then user rules, then the built-ins."""
+    rules: list[Rule] = []
+    project = (project_dir or Path.cwd()) / "roofscope.toml"
+    for path in (project, user_config_path()):
+        if path.is_file():
+            rules.extend(rules_from_toml(path))
+    return [*rules, *BUILTIN_RULES]
+
+
+def save_rule(path: Path, rule: Rule) -> None:
+    """Append one rule to a ``roofscope.toml`` (the TUI's rule editor writes through this)."""
+    Rule(rule.pattern, rule.group, str(path)).compiled()
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
+    block = (f'\n[[groups]]\npattern = {_toml_str(rule.pattern)}\n'
+             f'name = {_toml_str(rule.group)}\n')
+    path.write_text(existing.rstrip("\n") + ("\n" if existing else "") + block, encoding="utf-8")
+
+
+def _toml_str(text: str) -> str:
+    """A TOML literal string when possible (regexes keep their backslashes), else basic."""
+    if "'" not in text and "\n" not in text:
+        return "'" + text + "'"
+    return json.dumps(text)

@@ -1,0 +1,238 @@
+"""Roofline ceilings, each labelled with where it came from.
+
+Order (DESIGN.md §4): the report's own peak metrics (``*.peak_sustained`` × the matching clock,
+the same locked clock the kernels ran at), else the GPU spec table (datasheet, boost clock), else
+what the user gives. A ``--ceilings FILE.toml`` value is explicit and wins for the ceilings it
+names; ``--gpu NAME`` picks the spec-table entry when the export does not name its GPU.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from roofscope import metric_names as mn
+from roofscope.errors import RoofscopeError
+from roofscope.hardware.specs import GpuSpec
+from roofscope.sqlutil import one, quote_ident
+
+COMPUTE = "compute"
+MEMORY = "memory"
+LEVELS = ("l1", "l2", "dram")
+PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
+
+# ops_path family prefix -> spec-table peak key
+_TENSOR_SPEC_KEYS = (
+    ("tf32", "tf32_tensor"),
+    ("bf16", "bf16_tensor"),
+    ("fp16", "fp16_tensor"),
+    ("fp8", "fp8_tensor"),
+    ("fp64", "fp64_tensor"),
+    ("int8", "int8_tensor_tops"),
+)
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One roof: a compute peak (FLOP/s) or a memory bandwidth (B/s)."""
+
+    name: str
+    kind: str
+    value: float
+    unit: str
+    source: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "kind": self.kind, "value": self.value, "unit": self.unit,
+                "source": self.source}
+
+
+def _kind(name: str) -> str:
+    return MEMORY if name in LEVELS else COMPUTE
+
+
+def _unit(name: str) -> str:
+    return "B/s" if _kind(name) == MEMORY else "FLOP/s"
+
+
+def _family(aggregate: str) -> str:
+    """``sm__ops_path_tensor_src_bf16_dst_fp32.sum`` -> ``bf16``."""
+    rest = aggregate[len(mn.TENSOR_OPS_PREFIX):].split(".")[0]
+    return rest.split("_")[0]
+
+
+def _sparse_capable(cc: str | None) -> bool:
+    try:
+        return cc is not None and float(cc) >= 8.0
+    except ValueError:
+        return False
+
+
+def _measured_formulas(metrics: set[str], cc: str | None) -> dict[str, tuple[str, str]]:
+    """name -> (per-launch SQL, formula text) for the peaks an export carries.
+
+    An aggregate ``sm__ops_path_tensor_src_<t>.sum.peak_sustained`` (no ``_sparsity_`` split)
+    is the 2:4-sparse rate on GPUs with sparsity (CC >= 8.0): on an H100 a 4096³ bf16 GEMM
+    counted exactly 2·N³ ops at 90% tensor-pipe utilisation, which is 45% of that peak
+    (tests/data/h100_gemm). The dense roof is therefore half of it.
+    """
+    out: dict[str, tuple[str, str]] = {}
+
+    def col(m: str) -> str:
+        return quote_ident(m)
+
+    sm_clock = next((c for c in (mn.SM_CLOCK, mn.GPC_CLOCK, mn.SMSP_CLOCK) if c in metrics), None)
+    if sm_clock:
+        for name, op, factor in (("fp64", "dfma", 2), ("fp32", "ffma", 2), ("fp16", "hfma", 4)):
+            peak = mn.sass_op(op, "sm") + ".peak_sustained"
+            if peak in metrics:
+                out[name] = (f"{factor} * {col(peak)} * {col(sm_clock)}",
+                             f"{factor} × {peak} × {sm_clock}")
+        for agg in mn.tensor_aggregates(metrics, ".peak_sustained"):
+            if "_sparsity_on" in agg:
+                continue  # the dense roof is the _sparsity_off counter's
+            name = f"tensor_{_family(agg)}"
+            if "_sparsity_off" not in agg and _sparse_capable(cc):
+                out[name] = (f"0.5 * {col(agg)} * {col(sm_clock)}",
+                             f"½ × {agg} × {sm_clock} (ncu's aggregate peak is the 2:4-sparse "
+                             f"rate; dense = ½)")
+            else:
+                out[name] = (f"{col(agg)} * {col(sm_clock)}", f"{agg} × {sm_clock}")
+    pairs = (
+        ("dram", mn.DRAM_BYTES + ".peak_sustained", mn.DRAM_CLOCK, 1),
+        ("l2", mn.L2_LTS2XBAR + ".peak_sustained", mn.LTS_CLOCK, 32),
+        ("l2", mn.L2_BYTES + ".peak_sustained", mn.LTS_CLOCK, 1),
+        ("l1", mn.L1_WRITEBACK_LGDS + ".peak_sustained", mn.L1_CLOCK, 128),
+        ("l1", mn.L1_WRITEBACK_LG + ".peak_sustained", mn.L1_CLOCK, 128),
+        ("l1", mn.L1_BYTES + ".peak_sustained", mn.L1_CLOCK, 1),
+    )
+    for name, peak, clock, factor in pairs:
+        if name not in out and peak in metrics and clock in metrics:
+            lead = f"{factor} × " if factor != 1 else ""
+            out[name] = (f"{factor} * {col(peak)} * {col(clock)}", f"{lead}{peak} × {clock}")
+    return out
+
+
+def _dominant_tensor_family(con: duckdb.DuckDBPyConnection, report_id: int,
+                            metrics: set[str]) -> str | None:
+    """The tensor data type with the most ops in the report (whose roof the points meet)."""
+    aggs = mn.tensor_aggregates(metrics) or mn.tensor_aggregates(metrics, ".per_second")
+    if not aggs:
+        return None
+    sums = ", ".join(f"sum({quote_ident(a)})" for a in aggs)
+    row = one(con, f"SELECT {sums} FROM values_r{report_id}")
+    totals = {}
+    for agg, total in zip(aggs, row or (), strict=False):
+        fam = _family(agg)
+        totals[fam] = totals.get(fam, 0.0) + (total or 0.0)
+    best = max(totals, key=lambda f: totals[f])
+    return best if totals[best] > 0 else None
+
+
+def _from_report(con: duckdb.DuckDBPyConnection, report_id: int,
+                 metrics: set[str], cc: str | None) -> dict[str, Ceiling]:
+    formulas = _measured_formulas(metrics, cc)
+    if not formulas:
+        return {}
+    exprs = ", ".join(f"median({sql})" for sql, _ in formulas.values())
+    row = one(con, f"SELECT count(*), {exprs} FROM values_r{report_id}")
+    launches = row[0] if row else 0
+    out = {}
+    for (name, (_, text)), value in zip(formulas.items(), (row or ())[1:], strict=True):
+        if value is None or value <= 0:
+            continue
+        source = f"report: {text} (median over {launches} launches; ncu's locked clock)"
+        out[name] = Ceiling(name, _kind(name), float(value), _unit(name), source)
+    return out
+
+
+def _from_spec(spec: GpuSpec) -> dict[str, Ceiling]:
+    out = {}
+    note = f"datasheet {spec.label} (boost clock)"
+    if spec.mig_slice:
+        note += f", scaled to the MIG slice ({spec.sm_fraction:.2f} of SMs)"
+    for name in ("fp64", "fp32", "fp16"):
+        if name in spec.peaks:
+            out[name] = Ceiling(name, COMPUTE, spec.peaks[name] * spec.sm_fraction, "FLOP/s",
+                                f"{note}: {spec.source}")
+    for fam, key in _TENSOR_SPEC_KEYS:
+        if key in spec.peaks and f"tensor_{fam}" not in out:
+            out[f"tensor_{fam}"] = Ceiling(f"tensor_{fam}", COMPUTE,
+                                           spec.peaks[key] * spec.sm_fraction, "FLOP/s",
+                                           f"{note}, dense: {spec.source}")
+    if spec.dram_bw:
+        out["dram"] = Ceiling("dram", MEMORY, spec.dram_bw * spec.mem_fraction, "B/s",
+                              f"{note}: {spec.source}")
+    return out
+
+
+_QUANTITY = re.compile(
+    r"^\s*([0-9.eE+-]+)\s*([kKMGTP]?)\s*(FLOP/s|FLOPS|flop/s|flops|B/s|byte/s|bytes/s|OP/s)?\s*$"
+)
+_SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+
+
+def parse_quantity(value: object, where: str) -> float:
+    """``60e12``, ``"60 TFLOP/s"`` or ``"3.35 TB/s"`` -> base SI number."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    m = _QUANTITY.match(str(value))
+    if not m:
+        raise RoofscopeError(f"cannot read ceiling {where} = {value!r}",
+                             hint='write a number in FLOP/s or B/s, or e.g. "60 TFLOP/s"')
+    return float(m.group(1)) * _SI[m.group(2)]
+
+
+def load_ceilings_file(path: str | Path) -> dict[str, float]:
+    """A TOML file with a ``[ceilings]`` table: name -> value (base SI or with a unit)."""
+    p = Path(path)
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RoofscopeError("no such ceilings file", path=str(p)) from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RoofscopeError(f"is not valid TOML ({exc})", path=str(p),
+                             hint="see docs/ceilings.md for the format") from exc
+    table = data.get("ceilings", data)
+    known = set(PRECISIONS) | set(LEVELS) | {f"tensor_{f}" for f, _ in _TENSOR_SPEC_KEYS}
+    out = {}
+    for name, value in table.items():
+        if name not in known:
+            raise RoofscopeError(f"unknown ceiling name {name!r}", path=str(p),
+                                 hint=f"use one of {', '.join(sorted(known))}")
+        out[name] = parse_quantity(value, name)
+    return out
+
+
+def resolve_ceilings(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    metrics: set[str],
+    spec: GpuSpec | None,
+    user: dict[str, float] | None = None,
+    user_source: str = "user",
+    cc: str | None = None,
+) -> list[Ceiling]:
+    """All ceilings of one report, preferring measured over datasheet, user file overriding."""
+    chosen: dict[str, Ceiling] = {}
+    if spec is not None:
+        chosen.update(_from_spec(spec))
+    chosen.update(_from_report(con, report_id, metrics, cc))
+    for name, value in (user or {}).items():
+        chosen[name] = Ceiling(name, _kind(name), value, _unit(name), user_source)
+    if "tensor" not in chosen:
+        family = _dominant_tensor_family(con, report_id, metrics)
+        pick = f"tensor_{family}" if family else next(
+            (f"tensor_{f}" for f in ("fp16", "bf16", "tf32") if f"tensor_{f}" in chosen), None)
+        if pick and pick in chosen:
+            c = chosen[pick]
+            why = "data type with the most tensor ops" if family else "default FP16 roof"
+            chosen["tensor"] = Ceiling("tensor", COMPUTE, c.value, c.unit,
+                                       f"{pick} ({why}); {c.source}")
+    order = [*PRECISIONS, *LEVELS]
+    return sorted(chosen.values(),
+                  key=lambda c: (order.index(c.name) if c.name in order else len(order), c.name))

@@ -1,0 +1,113 @@
+"""The GPU spec table (package data made from shared/reference/gpu_specs.yaml) and name matching.
+
+Device names come from ncu (``device__attribute_display_name``), NVML or the user. They carry
+a ``NVIDIA `` prefix on newer drivers only (``Tesla V100-PCIE-32GB``) and a `` MIG 3g.40gb``
+suffix on MIG slices, so both are normalised away before the alias lookup.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+from roofscope.errors import RoofscopeError
+
+_MIG = re.compile(r"\s+MIG\s+(\d+)g\.(\d+)gb.*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One datasheet entry; peaks in FLOP/s and B/s (dense tensor rates)."""
+
+    key: str
+    aliases: tuple[str, ...]
+    cc: str
+    sms: int
+    clock_mhz: float | None
+    peaks: dict[str, float]  # fp64, fp32, fp16, bf16, tf32_tensor, fp16_tensor, … in FLOP/s
+    dram_bw: float | None
+    mem_gb: float | None
+    source: str
+    mig_slice: str | None = None
+    sm_fraction: float = 1.0
+    mem_fraction: float = 1.0
+
+    @property
+    def label(self) -> str:
+        base = self.aliases[0] if self.aliases else self.key
+        return f"{base} MIG {self.mig_slice}" if self.mig_slice else base
+
+
+def _normalise(name: str) -> str:
+    text = name.strip().casefold()
+    text = re.sub(r"^nvidia\s+", "", text)
+    return re.sub(r"[\s_]+", " ", text)
+
+
+@lru_cache(maxsize=1)
+def load_specs() -> tuple[GpuSpec, ...]:
+    text = resources.files("roofscope.data").joinpath("gpu_specs.json").read_text("utf-8")
+    out = []
+    for g in json.loads(text)["gpus"]:
+        peaks = {k: v * 1e12 for k, v in (g.get("peaks_tflops") or {}).items() if v is not None}
+        mem = g.get("mem_gb")
+        out.append(
+            GpuSpec(
+                key=g["name"],
+                aliases=tuple(g.get("aliases") or ()),
+                cc=str(g.get("cc")),
+                sms=int(g["sms"]),
+                clock_mhz=g.get("clock_mhz"),
+                peaks=peaks,
+                dram_bw=g["dram_bw_gbs"] * 1e9 if g.get("dram_bw_gbs") else None,
+                mem_gb=float(mem[-1] if isinstance(mem, list) else mem) if mem else None,
+                source=str(g.get("source", "")).split(" ; ")[0],
+            )
+        )
+    return tuple(out)
+
+
+def _with_mig(spec: GpuSpec, slices: int, mem_gb: int, suffix: str) -> GpuSpec:
+    sm_fraction = min(1.0, slices / 7.0)
+    mem_fraction = min(1.0, mem_gb / spec.mem_gb) if spec.mem_gb else sm_fraction
+    return GpuSpec(**{**spec.__dict__, "mig_slice": suffix, "sm_fraction": sm_fraction,
+                      "mem_fraction": mem_fraction})
+
+
+def match_device_name(name: str | None) -> GpuSpec | None:
+    """Exact alias match of a device name as a driver reports it (None when unknown)."""
+    if not name:
+        return None
+    mig = _MIG.search(name)
+    base = _MIG.sub("", name)
+    wanted = _normalise(base)
+    for spec in load_specs():
+        if wanted in {_normalise(a) for a in spec.aliases} or wanted == _normalise(spec.key):
+            if mig:
+                return _with_mig(spec, int(mig.group(1)), int(mig.group(2)),
+                                 mig.group(0).strip().split(None, 1)[1])
+            return spec
+    return None
+
+
+def find_gpu(name: str) -> GpuSpec:
+    """Resolve a user-typed ``--gpu`` name: exact alias/key, else a unique partial match."""
+    exact = match_device_name(name)
+    if exact:
+        return exact
+    token = _normalise(_MIG.sub("", name)).replace(" ", "")
+    hits = [s for s in load_specs()
+            if token in s.key.replace("-", "") or any(token in _normalise(a).replace(" ", "")
+                                                      for a in s.aliases)]
+    if len(hits) == 1:
+        return hits[0]
+    known = ", ".join(s.key for s in load_specs())
+    if hits:
+        raise RoofscopeError(
+            f"GPU name {name!r} is ambiguous ({', '.join(s.key for s in hits)})",
+            hint="pass one of those names to --gpu",
+        )
+    raise RoofscopeError(f"unknown GPU {name!r}", hint=f"known GPUs: {known}")

@@ -1,0 +1,226 @@
+"""Find the table inside an export: skip noise, recognise the page, refuse what is not ncu.
+
+ncu CSVs rarely start at line 1: ``==PROF==`` lines, the profiled application's own stdout
+(sometimes with a NUL byte) and nsys banners come first. The header is found by content, never
+by position, and the page layout is decided from the header's columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roofscope.errors import RoofscopeError
+
+HEAD_BYTES = 4 << 20
+MAX_HEAD_BYTES = 64 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+NCU_REP_MAGIC = b"NVIDIA Nsight Compute"
+
+RAW = "ncu-raw"
+DETAILS = "ncu-details"
+SUMMARY = "ncu-summary"
+
+EXPORT_HINT = "export it with: ncu --import REPORT.ncu-rep --csv --page raw > REPORT.csv"
+
+
+@dataclass
+class Sniffed:
+    """What the head of a file says about its table."""
+
+    path: Path
+    layout: str
+    header: list[str]
+    header_line: int  # 0-based physical line index of the header
+    units: list[str] | None = None  # raw page only
+    compressed: bool = False
+    decimal: str = "."  # "." (C locale) or "," (European locale exports)
+    noise_lines_before: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> tuple[bytes, bool]:
+    """First ``size`` bytes of the file, transparently gunzipped."""
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(2)
+    except IsADirectoryError as exc:
+        raise RoofscopeError("is a directory, not an export", path=str(path)) from exc
+    except FileNotFoundError as exc:
+        raise RoofscopeError("no such file", path=str(path), hint="check the path") from exc
+    except PermissionError as exc:
+        raise RoofscopeError("cannot be read (permission denied)", path=str(path)) from exc
+    compressed = magic == GZIP_MAGIC
+    try:
+        opener = gzip.open if compressed else open
+        with opener(path, "rb") as fh:
+            return fh.read(size), compressed
+    except (OSError, EOFError) as exc:
+        raise RoofscopeError(
+            f"gzip data is damaged ({exc})", path=str(path), hint="re-compress or export again"
+        ) from exc
+
+
+def _split_line(line: str) -> list[str]:
+    try:
+        return next(csv.reader([line]))
+    except (csv.Error, StopIteration):
+        return []
+
+
+def _is_header(fields: list[str]) -> str | None:
+    names = [f.strip() for f in fields]
+    if "Kernel Name" not in names:
+        return None
+    if names[:1] == ["ID"]:
+        if "Metric Name" in names and "Metric Value" in names:
+            return DETAILS
+        return RAW
+    if names[:1] == ["Process ID"] and "Invocations" in names and "Average" in names:
+        return SUMMARY
+    return None
+
+
+_EU_NUMBER = re.compile(r"^-?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^-?\d+,\d{1,2}$")
+_US_NUMBER = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$|^-?\d+\.(\d{1,2}|\d{4,})$")
+
+
+def detect_decimal(values: list[str]) -> str:
+    """Decimal mark of a file: ncu follows the OS locale, so vote over sample values."""
+    us = sum(1 for v in values if _US_NUMBER.match(v))
+    eu = sum(1 for v in values if _EU_NUMBER.match(v))
+    return "," if eu > us else "."
+
+
+def _refuse_non_ncu(path: Path, head: bytes, text: str) -> None:
+    stripped = text.lstrip()
+    if not head:
+        raise RoofscopeError("file is empty", path=str(path), hint=EXPORT_HINT)
+    if head.startswith(b"SQLite format 3"):
+        raise RoofscopeError(
+            "is an Nsight Systems SQLite export, not an Nsight Compute CSV",
+            path=str(path),
+            hint="nsys reports are not supported yet; export ncu results as CSV",
+        )
+    if NCU_REP_MAGIC in head[:4096] or path.suffix == ".ncu-rep":
+        raise RoofscopeError("is a binary .ncu-rep report", path=str(path), hint=EXPORT_HINT)
+    sample = head[:65536]
+    if sample.count(b"\x00") > len(sample) // 100 + 1 or _mostly_binary(sample):
+        raise RoofscopeError("is a binary file, not a CSV export", path=str(path), hint=EXPORT_HINT)
+    low = stripped[:2048].lower()
+    if low.startswith(("<!doctype html", "<html", "<?xml")) or "<html" in low[:512]:
+        raise RoofscopeError(
+            "is an HTML/XML page, not a CSV export",
+            path=str(path),
+            hint="download the raw file, not the web page that shows it",
+        )
+
+
+def _mostly_binary(sample: bytes) -> bool:
+    if not sample:
+        return False
+    text_bytes = bytes(range(32, 127)) + b"\n\r\t\x0c\x08\x1b"
+    odd = sum(1 for b in sample[:8192] if b not in text_bytes and b < 128)
+    return odd > len(sample[:8192]) * 0.1
+
+
+def _no_header_error(path: Path, lines: list[str]) -> RoofscopeError:
+    for line in lines[:2000]:
+        if re.match(r'^"?ID"?\s*[;\t|]\s*"?Process ID', line):
+            sep = re.match(r'^"?ID"?\s*([;\t|])', line).group(1)  # type: ignore[union-attr]
+            shown = {"\t": "tab", ";": "';'", "|": "'|'"}[sep]
+            return RoofscopeError(
+                f"uses {shown} as the delimiter; ncu writes commas",
+                path=str(path),
+                hint="export again with ncu --csv, or convert the delimiter to ','",
+            )
+        if re.match(r'^"?Session Attribute"?,|^"?Launch Attribute"?,', line):
+            return RoofscopeError(
+                "is the ncu session page, which has no per-kernel metrics",
+                path=str(path),
+                hint=EXPORT_HINT,
+            )
+        if re.match(r'^"?(Time \(%\)|Time\(%\)|Start \(ns\))"?,', line):
+            return RoofscopeError(
+                "is an nsys stats CSV, not an Nsight Compute export",
+                path=str(path),
+                hint="nsys reports are not supported yet",
+            )
+    if any(re.match(r'^"\d+","\d+",', line) for line in lines[:5000]):
+        return RoofscopeError(
+            "has ncu data rows but no header line (the file was cut at the top?)",
+            path=str(path),
+            hint="export again; the first line must start with \"ID\",\"Process ID\"",
+        )
+    return RoofscopeError(
+        "is not an Nsight Compute CSV export (no header with ID/Kernel Name columns found)",
+        path=str(path),
+        hint=EXPORT_HINT,
+    )
+
+
+def sniff(path: str | Path) -> Sniffed:
+    """Locate the header and classify the page. Raises RoofscopeError for non-ncu input."""
+    path = Path(path)
+    size = HEAD_BYTES
+    while True:
+        head, compressed = read_head(path, size)
+        text = head.replace(b"\x00", b"").decode("utf-8", errors="replace")
+        if size == HEAD_BYTES:
+            _refuse_non_ncu(path, head, text)
+        lines = text.split("\n")
+        complete = len(head) < size
+        # The last line may be cut by the read limit; only trust it when the file ended.
+        scan = lines if complete else lines[:-1]
+        found = _find_header(path, scan, compressed)
+        if found is not None:
+            if found.layout != RAW or found.units is not None or complete:
+                return found
+        if complete or size >= MAX_HEAD_BYTES:
+            if found is not None:
+                return found
+            raise _no_header_error(path, lines)
+        size *= 4
+
+
+def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | None:
+    for index, line in enumerate(lines):
+        stripped = line.lstrip("\ufeff").rstrip("\r")
+        if "Kernel Name" not in stripped:
+            continue
+        fields = _split_line(stripped)
+        layout = _is_header(fields)
+        if layout is None:
+            continue
+        sniffed = Sniffed(
+            path=path,
+            layout=layout,
+            header=[f.strip() for f in fields],
+            header_line=index,
+            compressed=compressed,
+            noise_lines_before=sum(1 for x in lines[:index] if x.strip()),
+        )
+        body = [_split_line(x.rstrip("\r")) for x in lines[index + 1 : index + 40]]
+        if layout == RAW:
+            if body and len(body[0]) == len(fields) and body[0][:1] == [""]:
+                sniffed.units = [u.strip() for u in body[0]]
+                body = body[1:]
+            elif not body or (len(body) == 1 and not body[0]):
+                sniffed.units = None
+        values = [v for row in body for v in row if v and v[0].isdigit()]
+        sniffed.decimal = detect_decimal(values)
+        return sniffed
+    return None
+
+
+def open_text(path: Path) -> io.TextIOBase:
+    """Text stream over the whole file (gzip aware), NUL bytes left for the caller to drop."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    if magic == GZIP_MAGIC:
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace", newline="")
+    return open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115

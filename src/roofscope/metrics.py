@@ -1,0 +1,239 @@
+"""Derived per-launch quantities (DESIGN.md §4) as SQL, each with the formula it came from.
+
+For every report a :class:`MetricPlan` picks, from the metrics the export actually contains, one
+formula per quantity (time, FLOPs per precision, tensor ops, bytes per level in both
+conventions, utilisations) and records it as provenance. The plan is then run as one SQL
+projection over ``values_r{N}``, so a million launches cost one scan.
+
+The tensor rule is the one the published studies got wrong: tensor FLOPs come from the aggregate
+``sm__ops_path_tensor_src_*`` counters; ``512 × sm__inst_executed_pipe_tensor`` is used only on
+CC 7.0 (V100); anywhere else a bare instruction count leaves tensor FLOPs unknown, with a
+warning naming the metrics to collect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import duckdb
+
+from roofscope import metric_names as mn
+from roofscope.sqlutil import quote_ident
+
+FP16_CONVENTIONS = ("ncu", "nersc")
+FLOP_FIELDS = ("fp64", "fp32", "fp16", "tensor")
+BYTE_FIELDS = ("l1", "l2", "dram")
+UTIL_FIELDS = ("util_tensor", "util_fp32", "util_dram")
+
+TENSOR_HINT = (
+    "collect the sm__ops_path_tensor_src_* counters (ncu --section "
+    "SpeedOfLight_HierarchicalTensorRooflineChart, or --metrics "
+    "sm__ops_path_tensor_src_fp16_dst_fp32.sum,sm__ops_path_tensor_src_bf16_dst_fp32.sum,"
+    "sm__ops_path_tensor_src_tf32_dst_fp32.sum on ncu 2023.2 or newer)"
+)
+
+_WEIGHTS = {
+    # precision: {op: (ncu weight, NERSC weight)}
+    "fp64": {"dadd": (1, 1), "dmul": (1, 1), "dfma": (2, 2)},
+    "fp32": {"fadd": (1, 1), "fmul": (1, 1), "ffma": (2, 2)},
+    "fp16": {"hadd": (2, 1), "hmul": (2, 1), "hfma": (4, 2)},
+}
+
+
+@dataclass
+class MetricPlan:
+    """Per report: the SQL of each derived column and the words that explain it."""
+
+    report_id: int
+    exprs: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def set(self, name: str, expr: str | None, why: str) -> None:
+        self.exprs[name] = expr if expr is not None else "NULL::DOUBLE"
+        self.provenance[name] = why
+
+
+def _col(metric: str) -> str:
+    return f"v.{quote_ident(metric)}"
+
+
+class _Available:
+    """The report's numeric metrics, with helpers to pick count or rate forms."""
+
+    def __init__(self, metrics: set[str]):
+        self.metrics = metrics
+
+    def has(self, metric: str) -> bool:
+        return metric in self.metrics
+
+    def first(self, *candidates: str) -> str | None:
+        return next((m for m in candidates if m in self.metrics), None)
+
+    def clock(self, unit: str) -> str | None:
+        order = {
+            "smsp": (mn.SMSP_CLOCK, mn.SM_CLOCK, mn.GPC_CLOCK),
+            "sm": (mn.SM_CLOCK, mn.SMSP_CLOCK, mn.GPC_CLOCK),
+        }[unit]
+        return self.first(*order)
+
+    def count(self, counter: str, unit: str = "smsp") -> tuple[str, str] | None:
+        """SQL and formula text for a counter's total, from the count or a rate form."""
+        if self.has(counter):
+            return _col(counter), counter
+        if self.has(counter + ".per_second"):
+            return (f"{_col(counter + '.per_second')} * time_s",
+                    f"{counter}.per_second × time")
+        clock = self.clock(unit)
+        if self.has(counter + ".per_cycle_elapsed") and clock:
+            return (f"{_col(counter + '.per_cycle_elapsed')} * {_col(clock)} * time_s",
+                    f"{counter}.per_cycle_elapsed × {clock} × time")
+        return None
+
+
+def plan_report(report_id: int, metrics: set[str], cc: str | None,
+                fp16_convention: str = "ncu") -> MetricPlan:
+    """Choose a formula for every derived quantity of one report."""
+    if fp16_convention not in FP16_CONVENTIONS:
+        raise ValueError(fp16_convention)
+    have = _Available(metrics)
+    plan = MetricPlan(report_id)
+    _plan_time(plan, have)
+    for precision in ("fp64", "fp32", "fp16"):
+        _plan_flops(plan, have, precision, fp16_convention)
+    _plan_tensor(plan, have, cc)
+    _plan_bytes(plan, have)
+    _plan_utilisation(plan, have)
+    return plan
+
+
+def _plan_time(plan: MetricPlan, have: _Available) -> None:
+    if have.has(mn.TIME):
+        plan.set("time_s", _col(mn.TIME), "gpu__time_duration.sum")
+    elif have.has(mn.SM_CYCLES) and have.has(mn.SM_CLOCK):
+        plan.set("time_s", f"{_col(mn.SM_CYCLES)} / nullif({_col(mn.SM_CLOCK)}, 0)",
+                 "sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second")
+    else:
+        plan.set("time_s", None, "not measured (collect gpu__time_duration.sum)")
+        plan.warnings.append(
+            "no kernel duration in this export: times, rates and shares are unknown "
+            "(collect gpu__time_duration.sum)"
+        )
+
+
+def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: str) -> None:
+    terms, words = [], []
+    for op, (w_ncu, w_nersc) in _WEIGHTS[precision].items():
+        weight = w_ncu if (precision != "fp16" or convention == "ncu") else w_nersc
+        found = have.count(mn.sass_op(op, "smsp"), "smsp") or have.count(mn.sass_op(op, "sm"),
+                                                                          "sm")
+        if found is None:
+            continue
+        sql, text = found
+        terms.append(f"{weight} * coalesce({sql}, 0)")
+        words.append(f"{weight}·{text}" if weight != 1 else text)
+    if not terms:
+        plan.set(precision, None, f"not measured (no {precision} instruction counters)")
+        return
+    label = ""
+    if precision == "fp16":
+        label = (" [Nsight Compute convention: packed half2 counts 2 per add/mul, 4 per fma]"
+                 if convention == "ncu" else " [NERSC convention: 1 per add/mul, 2 per fma]")
+    plan.set(precision, " + ".join(terms), " + ".join(words) + label)
+
+
+def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
+    for suffix in ("", ".per_second", ".per_cycle_elapsed"):
+        counters = mn.tensor_aggregates(have.metrics, suffix)
+        if not counters:
+            continue
+        parts, words = [], []
+        for c in counters:
+            base = c[: len(c) - len(suffix)] if suffix else c
+            sql, text = have.count(base, "sm")  # type: ignore[misc]
+            parts.append(f"coalesce({sql}, 0)")
+            words.append(text)
+        plan.set("tensor", " + ".join(parts),
+                 "Σ aggregate tensor-path ops: " + " + ".join(words))
+        return
+    if have.has(mn.TENSOR_INST):
+        if cc == "7.0":
+            plan.set("tensor", f"512 * {_col(mn.TENSOR_INST)}",
+                     "512 × sm__inst_executed_pipe_tensor.sum (V100 HMMA.884, FP32 accumulate)")
+            return
+        where = f"CC {cc}" if cc else "a GPU of unknown compute capability"
+        plan.set("tensor", None,
+                 f"unknown: sm__inst_executed_pipe_tensor counts instructions, and FLOPs per "
+                 f"instruction vary on {where}")
+        plan.warnings.append(
+            f"tensor FLOPs unknown: the export has only sm__inst_executed_pipe_tensor, whose "
+            f"FLOPs per instruction are not fixed on {where} (×512 holds only on V100); "
+            f"{TENSOR_HINT}"
+        )
+        return
+    plan.set("tensor", None, "not measured (no tensor-path counters in the export)")
+
+
+def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
+    dram = have.count(mn.DRAM_BYTES)
+    if dram is None:
+        read, write = have.count(mn.DRAM_READ), have.count(mn.DRAM_WRITE)
+        if read and write:
+            dram = (f"{read[0]} + {write[0]}", f"{read[1]} + {write[1]}")
+    plan.set("dram", dram[0] if dram else None, dram[1] if dram else "not measured")
+    traffic = {"l1": have.count(mn.L1_BYTES), "l2": have.count(mn.L2_BYTES)}
+    for level in ("l1", "l2"):
+        found = traffic[level]
+        plan.set(f"{level}_traffic", found[0] if found else None,
+                 f"{found[1]} (NERSC traffic convention)" if found else "not measured")
+    l1_wb = (have.count(mn.L1_WRITEBACK_LGDS, "sm") or have.count(mn.L1_WRITEBACK_LG, "sm")
+             or have.count(mn.L1_WRITEBACK_OLD, "sm"))
+    l2_x = have.count(mn.L2_LTS2XBAR, "sm")
+    plan.set("l1_chart", f"128 * ({l1_wb[0]})" if l1_wb else None,
+             f"128 × {l1_wb[1]} (Nsight Compute chart convention)" if l1_wb else "not measured")
+    plan.set("l2_chart", f"32 * ({l2_x[0]})" if l2_x else None,
+             f"32 × {l2_x[1]} (Nsight Compute chart convention)" if l2_x else "not measured")
+    for level in ("l1", "l2"):
+        use = "traffic" if traffic[level] else "chart"
+        plan.set(level, f"coalesce({plan.exprs[f'{level}_{use}']}, NULL::DOUBLE)",
+                 plan.provenance[f"{level}_{use}"])
+
+
+def _plan_utilisation(plan: MetricPlan, have: _Available) -> None:
+    for name, candidates in (("util_tensor", mn.UTIL_TENSOR), ("util_fp32", mn.UTIL_FP32),
+                             ("util_dram", mn.UTIL_DRAM)):
+        metric = have.first(*candidates)
+        if metric is None:
+            sum_form = [c.replace(".avg.", ".sum.") for c in candidates]
+            metric = have.first(*sum_form)
+        if metric is not None:
+            plan.set(name, f"{_col(metric)} / 100.0", metric)
+        else:
+            plan.set(name, None, "not in export (achieved / ceiling used instead)")
+
+
+FACT_COLUMNS = (
+    "time_s", *FLOP_FIELDS, "dram", "l1", "l2", "l1_traffic", "l2_traffic", "l1_chart",
+    "l2_chart", *UTIL_FIELDS,
+)
+
+
+def facts_select(plan: MetricPlan) -> str:
+    """One report's launches with every derived column, as a SELECT over ``values_r{N}``."""
+    rid = plan.report_id
+    time_expr = plan.exprs["time_s"]
+    inner = ", ".join(
+        f"{plan.exprs[c]} AS {c}" for c in FACT_COLUMNS if c != "time_s"
+    )
+    return (
+        f"SELECT l.report_id, l.launch_id, l.kernel, l.invocations, l.nvtx, l.block_size, "
+        f"l.grid_size, t.* EXCLUDE (launch_id) FROM launches l JOIN ("
+        f"SELECT launch_id, time_s, {inner} FROM (SELECT v.*, {time_expr} AS time_s "
+        f"FROM values_r{rid} v) v) t ON t.launch_id = l.launch_id WHERE l.report_id = {rid}"
+    )
+
+
+def build_facts(con: duckdb.DuckDBPyConnection, plans: list[MetricPlan]) -> None:
+    """Create the session's ``facts`` table: one row per launch of every report."""
+    union = " UNION ALL BY NAME ".join(f"({facts_select(p)})" for p in plans)
+    con.execute(f"CREATE OR REPLACE TEMP TABLE facts AS {union}")

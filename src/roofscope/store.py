@@ -1,0 +1,185 @@
+"""The DuckDB store: canonical schema, and a cache keyed by the input files' identity.
+
+One database holds every report opened together. It is built once into a temporary file under
+the user cache directory and moved into place with ``os.replace``, so a reader never sees half a
+cache and two roofscope processes can open the same reports at once. Viewing attaches the cache
+read-only to an in-memory connection; derived facts (which depend on options such as the FP16
+convention and on grouping rules the user edits live) are computed there, never stored.
+
+Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
+
+* ``meta(key, value)`` — schema version, roofscope and DuckDB versions, input identities.
+* ``reports(report_id, path, layout, decimal, gpu_name, cc, sm_count, launches)``.
+* ``launches(report_id, launch_id, process_id, process_name, host, kernel, kernel_time, context,
+  stream, block_size, grid_size, device, cc, nvtx, invocations)`` — one row per profiled launch
+  (a per-kernel summary row stands for ``invocations`` launches).
+* ``catalogue(report_id, metric, label, section, unit, base_unit, scale, source, wanted,
+  known_unit)`` — every metric of every report, with the unit as exported and its base SI form.
+* ``values_r{N}(launch_id, "<metric>" DOUBLE, …)`` — the metrics roofscope computes with, in
+  base SI units, one column per metric present in report N.
+* ``raw_r{N}`` (raw page: every column as text) or ``det_r{N}(launch_id, section, metric, label,
+  unit, value)`` (details/summary page) — every value as exported, for drill-down.
+* ``warnings(report_id, message)`` — what was skipped or assumed while loading.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from roofscope import __version__
+from roofscope.errors import RoofscopeError
+from roofscope.ingest import ingest_file
+from roofscope.sqlutil import insert_rows
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+CREATE TABLE reports (report_id INTEGER, path VARCHAR, layout VARCHAR, decimal VARCHAR,
+    gpu_name VARCHAR, cc VARCHAR, sm_count INTEGER, launches BIGINT);
+CREATE TABLE launches (report_id INTEGER, launch_id BIGINT, process_id VARCHAR,
+    process_name VARCHAR, host VARCHAR, kernel VARCHAR, kernel_time VARCHAR, context VARCHAR,
+    stream VARCHAR, block_size VARCHAR, grid_size VARCHAR, device VARCHAR, cc VARCHAR,
+    nvtx VARCHAR, invocations BIGINT);
+CREATE TABLE catalogue (report_id INTEGER, metric VARCHAR, label VARCHAR, section VARCHAR,
+    unit VARCHAR, base_unit VARCHAR, scale DOUBLE, source VARCHAR, wanted BOOLEAN,
+    known_unit BOOLEAN);
+CREATE TABLE warnings (report_id INTEGER, message VARCHAR);
+"""
+
+
+def cache_dir() -> Path:
+    """``$ROOFSCOPE_CACHE_DIR``, else the platform user cache directory (XDG on Linux)."""
+    override = os.environ.get("ROOFSCOPE_CACHE_DIR")
+    if override:
+        return Path(override)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("roofscope", appauthor=False))
+
+
+def input_identity(paths: list[Path]) -> list[dict[str, object]]:
+    """What makes a cache valid: resolved path, size and modification time of each input."""
+    out = []
+    for p in paths:
+        st = p.stat()
+        out.append({"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+    return out
+
+
+def cache_key(identity: list[dict[str, object]]) -> str:
+    blob = json.dumps({"schema": SCHEMA_VERSION, "inputs": identity}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+@dataclass
+class OpenedStore:
+    """A read-only view of a built store, with the connection analysis queries run on."""
+
+    con: duckdb.DuckDBPyConnection
+    path: Path | None
+    from_cache: bool
+
+
+def _check_inputs(paths: list[Path]) -> None:
+    for p in paths:
+        if not p.exists():
+            raise RoofscopeError("no such file", path=str(p), hint="check the path")
+        if p.is_dir():
+            raise RoofscopeError("is a directory, not an export", path=str(p))
+
+
+def build(con: duckdb.DuckDBPyConnection, paths: list[Path], identity: list[dict]) -> None:
+    """Create the schema in ``con`` and ingest every input as one report each."""
+    con.execute(SCHEMA)
+    for report_id, path in enumerate(paths):
+        info = ingest_file(con, path, report_id)
+        con.execute(
+            "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [report_id, str(path), info.layout, info.decimal, info.gpu_name, info.cc,
+             info.sm_count, info.launches],
+        )
+        for message in info.warnings:
+            con.execute("INSERT INTO warnings VALUES (?, ?)", [report_id, message])
+    meta = {
+        "schema_version": str(SCHEMA_VERSION),
+        "roofscope_version": __version__,
+        "duckdb_version": duckdb.__version__,
+        "inputs": json.dumps(identity, sort_keys=True),
+    }
+    insert_rows(con, "meta", ("key", "value"), list(meta.items()))
+
+
+def _valid(path: Path, identity: list[dict]) -> bool:
+    try:
+        con = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error:
+        return False
+    try:
+        rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except duckdb.Error:
+        return False
+    finally:
+        con.close()
+    return (
+        rows.get("schema_version") == str(SCHEMA_VERSION)
+        and rows.get("duckdb_version") == duckdb.__version__
+        and rows.get("inputs") == json.dumps(identity, sort_keys=True)
+    )
+
+
+def _attach(path: Path) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS cache (READ_ONLY)")
+    con.execute("USE cache")
+    return con
+
+
+def open_store(paths: list[str | Path], *, use_cache: bool = True) -> OpenedStore:
+    """Open (building if needed) the store for these inputs. Raises RoofscopeError."""
+    resolved = [Path(p) for p in paths]
+    if not resolved:
+        raise RoofscopeError("no input files given", hint="pass one or more ncu CSV exports")
+    _check_inputs(resolved)
+    identity = input_identity(resolved)
+    if not use_cache:
+        return OpenedStore(_build_in_memory(resolved, identity), None, False)
+    directory = cache_dir()
+    target = directory / f"{cache_key(identity)}.duckdb"
+    if target.exists() and _valid(target, identity):
+        return OpenedStore(_attach(target), target, True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=directory)
+        os.close(fd)
+    except OSError:
+        # No writable cache directory (read-only home, full disk): work in memory.
+        return OpenedStore(_build_in_memory(resolved, identity), None, False)
+    tmp = Path(tmp_name)
+    tmp.unlink()
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            build(con, resolved, identity)
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        Path(str(tmp) + ".wal").unlink(missing_ok=True)
+        raise
+    return OpenedStore(_attach(target), target, False)
+
+
+def _build_in_memory(paths: list[Path], identity: list[dict]) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    build(con, paths, identity)
+    return con
