@@ -187,15 +187,8 @@ class Session:
         indices = range(len(self.reports)) if report is None else [report]
         frames = []
         for i in indices:
-            rows = self.rows(by, i)
-            flat = []
-            for r in rows:
-                row = {k: v for k, v in r.items() if not isinstance(v, dict)}
-                for outer in ("flops", "bytes", "ai"):
-                    for k, v in r[outer].items():
-                        row[f"{outer}_{k}"] = v
-                row["report"] = self.reports[i].path
-                flat.append(row)
+            flat = [{**summary.flat_row(r), "report": self.reports[i].path}
+                    for r in self.rows(by, i)]
             frames.append(pd.DataFrame(flat))
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

@@ -64,3 +64,15 @@ def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> di
     r["speedup_if_at_roof"] = (total / (total - headroom)
                                if headroom is not None and total > headroom else None)
     return r
+
+
+def flat_row(row: dict[str, object]) -> dict[str, object]:
+    """One level deep (``flops_fp32``, ``bytes_dram``, ``ai_l2``) for CSV and DataFrames."""
+    out: dict[str, object] = {}
+    for key, value in row.items():
+        if isinstance(value, dict):
+            for inner, v in value.items():
+                out[f"{key}_{inner}"] = v
+        else:
+            out[key] = value
+    return out

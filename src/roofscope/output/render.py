@@ -1,0 +1,185 @@
+"""Render the report dict (the JSON contract, docs/json.md) in the format the user asked for.
+
+Every format is a pure function of that dict, so the numbers in a table, a CSV and a pasted
+Markdown comment are the same numbers, and JSON is the source of truth.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Callable
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from roofscope.analysis.summary import flat_row
+from roofscope.output.units import pct, ratio_pct, si
+
+FORMATS = ("table", "json", "csv", "md")
+
+
+def _rows_key(report: dict[str, Any]) -> str:
+    by = report.get("by", "group")
+    return "groups" if by == "group" else f"{by}s"
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    return json.dumps(_clean(doc), indent=2, ensure_ascii=False, default=str) + "\n"
+
+
+def to_csv(doc: dict[str, Any]) -> str:
+    """One CSV: a ``report`` column, then the flattened rows of every report."""
+    rows = []
+    for report in doc["reports"]:
+        for row in report[_rows_key(report)]:
+            rows.append({"report": report["path"], **flat_row(_clean(row))})
+    buf = io.StringIO()
+    if rows:
+        fields = list(dict.fromkeys(k for r in rows for k in r))
+        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return buf.getvalue()
+
+
+_COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+    ("launches", "launches", lambda r: f"{r['launches']:,}"),
+    ("time", "time", lambda r: si(r["time_s"], "s")),
+    ("% time", "% time", lambda r: pct(r["time_pct"])),
+    ("FLOP/s", "FLOP/s", lambda r: si(r["flop_per_s"], "FLOP/s")),
+    ("AI dram", "AI DRAM", lambda r: _num(r["ai"]["dram"])),
+    ("AI l2", "AI L2", lambda r: _num(r["ai"]["l2"])),
+    ("bound", "bound", lambda r: str(r["bound"])),
+    ("eff", "efficiency", lambda r: ratio_pct(r["efficiency"])),
+    ("headroom", "headroom", lambda r: si(r["headroom_s"], "s")),
+)
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3g}"
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(doc: dict[str, Any]) -> str:
+    out = []
+    for report in doc["reports"]:
+        gpu = report["gpu"]
+        out.append(f"### roofscope: `{report['path']}`\n")
+        out.append(
+            f"GPU **{gpu['name'] or 'unknown'}** (CC {gpu['cc'] or '?'}) · "
+            f"{report['launches']:,} launches of {report['kernels']:,} kernels · "
+            f"{si(report['time_s'], 's')} · potential speedup "
+            f"{_num(report['efficiency']['potential_speedup'])}×\n"
+        )
+        name_col = report.get("by", "group")
+        out.append("| " + " | ".join([name_col, *(c[1] for c in _COLUMNS)]) + " |")
+        out.append("|" + "---|" * (len(_COLUMNS) + 1))
+        for row in report[_rows_key(report)]:
+            cells = [_md_escape(str(row["name"])), *(_md_escape(c[2](row)) for c in _COLUMNS)]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+        if report["ceilings"]:
+            out.append("| ceiling | value | source |\n|---|---|---|")
+            for c in report["ceilings"]:
+                out.append(f"| {c['name']} | {si(c['value'], c['unit'])} | "
+                           f"{_md_escape(c['source'])} |")
+            out.append("")
+        for w in report["warnings"]:
+            out.append(f"> ⚠ {_md_escape(w)}")
+        out.append("")
+    return "\n".join(out)
+
+
+def _summary_panel(report: dict[str, Any]) -> Panel:
+    gpu = report["gpu"]
+    f, b = report["flops"], report["bytes"]
+    lines = Text()
+    lines.append(f"{gpu['name'] or 'GPU not named in export'}", style="bold")
+    lines.append(f"  CC {gpu['cc'] or '?'}  SMs {gpu['sm_count'] or '?'}\n")
+    lines.append(f"{report['launches']:,} launches · {report['kernels']:,} kernels · "
+                 f"{si(report['time_s'], 's')} GPU time\n")
+    lines.append("FLOPs  " + "  ".join(f"{k} {si(v, 'FLOP')}" for k, v in f.items()) + "\n")
+    lines.append("bytes  " + "  ".join(f"{k} {si(v, 'B')}" for k, v in b.items()) + "\n")
+    speed = report["efficiency"]["potential_speedup"]
+    lines.append(f"potential speedup of the step (all kernels at their roof): "
+                 f"{_num(speed)}×")
+    return Panel(lines, title=report["path"], title_align="left", box=box.ROUNDED)
+
+
+def _rows_table(report: dict[str, Any]) -> Table:
+    by = report.get("by", "group")
+    table = Table(box=box.SIMPLE_HEAVY, header_style="bold", pad_edge=False)
+    table.add_column(by, overflow="fold", max_width=48)
+    for _, title, _fn in _COLUMNS:
+        table.add_column(title, justify="right" if title != "bound" else "left")
+    for row in report[_rows_key(report)]:
+        table.add_row(str(row["name"]), *(fn(row) for _, _, fn in _COLUMNS))
+    return table
+
+
+def _ceilings_table(report: dict[str, Any]) -> Table:
+    table = Table(title="ceilings", box=box.SIMPLE, title_justify="left", show_header=True)
+    table.add_column("roof")
+    table.add_column("value", justify="right")
+    table.add_column("source", overflow="fold")
+    for c in report["ceilings"]:
+        table.add_row(c["name"], si(c["value"], c["unit"]), c["source"])
+    return table
+
+
+def _histogram_table(report: dict[str, Any]) -> Table:
+    eff = report["efficiency"]
+    total = sum(b["time_s"] for b in eff["bins"]) or 1.0
+    table = Table(title="run time by hardware efficiency", box=box.SIMPLE,
+                  title_justify="left")
+    for col in ("efficiency", "time", "kernels", "time × eff", ""):
+        table.add_column(col, justify="right" if col else "left")
+    for b in eff["bins"]:
+        bar = "█" * round(30 * b["time_s"] / total)
+        table.add_row(f"{b['lo']:.0%}–{b['hi']:.0%}", si(b["time_s"], "s"), str(b["kernels"]),
+                      si(b["time_x_efficiency_s"], "s"), bar)
+    unknown = eff["unknown"]
+    if unknown["launches"]:
+        table.add_row("unknown", si(unknown["time_s"], "s"), str(unknown["kernels"]), "—", "")
+    return table
+
+
+def to_table(doc: dict[str, Any], console: Console) -> None:
+    for report in doc["reports"]:
+        parts = [_summary_panel(report), _rows_table(report), _histogram_table(report),
+                 _ceilings_table(report)]
+        console.print(Group(*parts))
+    for w in doc["warnings"]:
+        console.print(Text(f"warning: {w}", style="yellow"), soft_wrap=True)
+
+
+def render(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str | None:
+    """Return the text for json/csv/md; print a rich table to ``console`` for ``table``."""
+    if fmt == "json":
+        return to_json(doc)
+    if fmt == "csv":
+        return to_csv(doc)
+    if fmt == "md":
+        return to_markdown(doc)
+    to_table(doc, console or Console())
+    return None

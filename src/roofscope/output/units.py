@@ -1,0 +1,31 @@
+"""Human-readable numbers: SI prefixes, so 8.37e10 FLOP reads as 83.7 GFLOP."""
+
+from __future__ import annotations
+
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
+
+
+def si(value: float | None, unit: str = "", digits: int = 3) -> str:
+    """``si(0.0039, "s") == "3.92 ms"``; None reads as an em dash."""
+    if value is None:
+        return "—"
+    if value == 0:
+        return f"0 {unit}".strip()
+    mag = abs(value)
+    for scale, prefix in _PREFIXES:
+        if mag >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
+    for scale, prefix in _SMALL:
+        if mag >= scale:
+            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
+    return f"{value:.{digits}g} {unit}".strip()
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}%"
+
+
+def ratio_pct(value: float | None) -> str:
+    """A 0..1 fraction as a percentage."""
+    return "—" if value is None else f"{100 * value:.0f}%"

@@ -1,0 +1,36 @@
+"""Shared fixtures: where the real exports live, and an isolated cache per test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLES = REPO / "sample_reports"
+DATA = REPO / "tests" / "data"
+SHARED = Path(os.environ.get("ROOFSCOPE_SHARED", REPO.parent / "shared")) / "samples"
+
+
+def shared(*parts: str) -> Path:
+    """A file under ../shared/samples, skipping the test when that folder is absent."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} not available (shared samples folder absent)")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(cache))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    yield cache
+
+
+@pytest.fixture
+def in_tmp_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run in an empty directory so no project roofscope.toml leaks into a test."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
