@@ -11,17 +11,44 @@ import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-ID_NEW = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-          "Block Size", "Grid Size", "Device", "CC")
+ID_NEW = (
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+)
 
 
 def _id_values(i: int, kernel: str, cc: str) -> list[str]:
-    return [str(i), "1337", "app", "127.0.0.1", kernel, "1", "7", "(256, 1, 1)",
-            "(1024, 1, 1)", "0", cc]
+    return [
+        str(i),
+        "1337",
+        "app",
+        "127.0.0.1",
+        kernel,
+        "1",
+        "7",
+        "(256, 1, 1)",
+        "(1024, 1, 1)",
+        "0",
+        cc,
+    ]
 
 
-def raw_page(launches: Sequence[tuple[str, Mapping[str, str]]], units: Mapping[str, str],
-             cc: str = "9.0", preamble: str = "", trailer: str = "") -> str:
+def raw_page(
+    launches: Sequence[tuple[str, Mapping[str, str]]],
+    units: Mapping[str, str],
+    cc: str = "9.0",
+    preamble: str = "",
+    trailer: str = "",
+) -> str:
     """A raw page: header, units row, one row per (kernel, {metric: value})."""
     metrics = sorted({m for _, values in launches for m in values})
     buf = io.StringIO()
@@ -33,14 +60,25 @@ def raw_page(launches: Sequence[tuple[str, Mapping[str, str]]], units: Mapping[s
     return preamble + buf.getvalue() + trailer
 
 
-def details_page(launches: Sequence[tuple[str, Mapping[str, tuple[str, str]]]],
-                 cc: str = "9.0", kernel_time: bool = False) -> str:
+def details_page(
+    launches: Sequence[tuple[str, Mapping[str, tuple[str, str]]]],
+    cc: str = "9.0",
+    kernel_time: bool = False,
+) -> str:
     """A details page; values are (unit, value). ``kernel_time`` gives the 2021 header."""
     buf = io.StringIO()
     w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
     if kernel_time:
-        head = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Kernel Time",
-                "Context", "Stream"]
+        head = [
+            "ID",
+            "Process ID",
+            "Process Name",
+            "Host Name",
+            "Kernel Name",
+            "Kernel Time",
+            "Context",
+            "Stream",
+        ]
     else:
         head = list(ID_NEW)
     w.writerow([*head, "Section Name", "Metric Name", "Metric Unit", "Metric Value"])

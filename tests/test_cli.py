@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 
@@ -19,8 +18,13 @@ MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
 
 
 def run(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "roofscope", *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "roofscope", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def test_console_script_is_installed():
@@ -36,8 +40,19 @@ def test_json_contract(tmp_path):
     doc = json.loads(result.stdout)
     assert set(doc) >= {"reports", "warnings"}
     (report,) = doc["reports"]
-    for key in ("path", "format", "gpu", "launches", "kernels", "time_s", "flops", "bytes",
-                "ceilings", "efficiency", "groups"):
+    for key in (
+        "path",
+        "format",
+        "gpu",
+        "launches",
+        "kernels",
+        "time_s",
+        "flops",
+        "bytes",
+        "ceilings",
+        "efficiency",
+        "groups",
+    ):
         assert key in report
     assert set(report["gpu"]) >= {"name", "cc", "sm_count"}
     assert set(report["flops"]) == {"fp64", "fp32", "fp16", "tensor"}
@@ -47,13 +62,26 @@ def test_json_contract(tmp_path):
     for c in report["ceilings"]:
         assert set(c) >= {"name", "kind", "value", "unit", "source"}
     for g in report["groups"]:
-        assert set(g) >= {"name", "launches", "kernels", "time_s", "time_pct", "flops", "bytes",
-                          "flop_per_s", "ai", "bound", "efficiency", "headroom_s"}
+        assert set(g) >= {
+            "name",
+            "launches",
+            "kernels",
+            "time_s",
+            "time_pct",
+            "flops",
+            "bytes",
+            "flop_per_s",
+            "ai",
+            "bound",
+            "efficiency",
+            "headroom_s",
+        }
 
 
 def test_csv_by_kernel_and_top(tmp_path):
-    result = run("report", str(MOBILENET), "--format", "csv", "--by", "kernel", "--top", "5",
-                 cwd=tmp_path)
+    result = run(
+        "report", str(MOBILENET), "--format", "csv", "--by", "kernel", "--top", "5", cwd=tmp_path
+    )
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert len(rows) == 5
@@ -68,7 +96,7 @@ def test_markdown_pastes_as_a_table(tmp_path):
     lines = result.stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("| group |"))
     assert lines[header + 1].startswith("|---|")
-    assert len([x for x in lines[header + 2:] if x.startswith("| ")]) >= 3
+    assert len([x for x in lines[header + 2 :] if x.startswith("| ")]) >= 3
 
 
 def test_table_is_the_default(tmp_path):
@@ -79,15 +107,27 @@ def test_table_is_the_default(tmp_path):
 
 
 def test_fp16_convention_switch(tmp_path):
-    units = {"gpu__time_duration.sum": "ns",
-             **{f"smsp__sass_thread_inst_executed_op_{o}_pred_on.sum": "inst"
-                for o in ("hadd", "hmul", "hfma")}}
+    units = {
+        "gpu__time_duration.sum": "ns",
+        **{
+            f"smsp__sass_thread_inst_executed_op_{o}_pred_on.sum": "inst"
+            for o in ("hadd", "hmul", "hfma")
+        },
+    }
     values = {"gpu__time_duration.sum": "1,000", **{k: "100" for k in units if "op_" in k}}
     path = write(tmp_path / "h.csv", raw_page([("hk", values)], units))
     docs = {}
     for conv in ("ncu", "nersc"):
-        out = run("report", str(path), "--format", "json", "--fp16-convention", conv,
-                  "--no-cache", cwd=tmp_path)
+        out = run(
+            "report",
+            str(path),
+            "--format",
+            "json",
+            "--fp16-convention",
+            conv,
+            "--no-cache",
+            cwd=tmp_path,
+        )
         docs[conv] = json.loads(out.stdout)["reports"][0]
     assert docs["ncu"]["flops"]["fp16"] == 2 * 100 + 2 * 100 + 4 * 100
     assert docs["nersc"]["flops"]["fp16"] == 100 + 100 + 2 * 100
@@ -107,8 +147,17 @@ def test_several_files_and_gzip(tmp_path):
 def test_gpu_and_ceilings_options(tmp_path):
     toml = write(tmp_path / "c.toml", '[ceilings]\nfp32 = "10 TFLOP/s"\ndram = 2e12\n')
     details = SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv"
-    result = run("report", str(details), "--format", "json", "--gpu", "h100-sxm5-80gb",
-                 "--ceilings", str(toml), cwd=tmp_path)
+    result = run(
+        "report",
+        str(details),
+        "--format",
+        "json",
+        "--gpu",
+        "h100-sxm5-80gb",
+        "--ceilings",
+        str(toml),
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     ceilings = {c["name"]: c for c in json.loads(result.stdout)["reports"][0]["ceilings"]}
     assert ceilings["fp32"]["value"] == 10e12 and ceilings["fp32"]["source"].startswith("user")
@@ -122,11 +171,12 @@ BAD_INPUTS = {
     "page.csv": b"<!DOCTYPE html><html><body>ncu report</body></html>\n",
     "semicolon.csv": b'"ID";"Process ID";"Kernel Name";"Metric Value"\n"0";"1";"k";"1"\n',
     "noheader.csv": b'"0","1337","app","127.0.0.1","k","1","7","(1, 1, 1)","(1, 1, 1)","0",'
-                    b'"9.0","Command line profiler metrics","gpu__time_duration.sum","ns","5"\n',
+    b'"9.0","Command line profiler metrics","gpu__time_duration.sum","ns","5"\n',
     "other.csv": b"name,value\nalpha,1\nbeta,2\n",
     "truncated.csv": b'"ID","Process ID","Process Na',
-    "units.csv": raw_page([("k", {"gpu__time_duration.sum": "1"})],
-                          {"gpu__time_duration.sum": "furlong"}).encode(),
+    "units.csv": raw_page(
+        [("k", {"gpu__time_duration.sum": "1"})], {"gpu__time_duration.sum": "furlong"}
+    ).encode(),
     "report.ncu-rep": b"NVIDIA Nsight Compute report\x00\x01\x02",
 }
 
@@ -136,10 +186,14 @@ def test_bad_input_is_one_line_and_exit_2(name, tmp_path, monkeypatch):
     path = tmp_path / name
     path.write_bytes(BAD_INPUTS[name])
     env_path = str(tmp_path)  # no ncu on PATH for the .ncu-rep case
-    result = subprocess.run([sys.executable, "-m", "roofscope", "report", str(path)],
-                            capture_output=True, text=True, timeout=120, cwd=tmp_path,
-                            env={"PATH": env_path, "ROOFSCOPE_CACHE_DIR": str(tmp_path / "c"),
-                                 "HOME": str(tmp_path)})
+    result = subprocess.run(
+        [sys.executable, "-m", "roofscope", "report", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={"PATH": env_path, "ROOFSCOPE_CACHE_DIR": str(tmp_path / "c"), "HOME": str(tmp_path)},
+    )
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
@@ -160,15 +214,23 @@ def test_ncu_rep_is_converted_when_ncu_is_on_path(tmp_path):
     import command and its CSV is loaded."""
     fake = tmp_path / "bin" / "ncu"
     fake.parent.mkdir()
-    fake.write_text(f"#!/bin/sh\necho \"$@\" > {tmp_path}/args\ncat {MOBILENET}\n")
+    fake.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\ncat {MOBILENET}\n')
     fake.chmod(0o755)
     rep = tmp_path / "run.ncu-rep"
     rep.write_bytes(b"NVIDIA Nsight Compute binary")
-    env = {"PATH": f"{fake.parent}:/usr/bin:/bin", "ROOFSCOPE_CACHE_DIR": str(tmp_path / "c"),
-           "HOME": str(tmp_path)}
-    result = subprocess.run([sys.executable, "-m", "roofscope", "report", str(rep), "--format",
-                             "json"], capture_output=True, text=True, env=env, timeout=120,
-                            cwd=tmp_path)
+    env = {
+        "PATH": f"{fake.parent}:/usr/bin:/bin",
+        "ROOFSCOPE_CACHE_DIR": str(tmp_path / "c"),
+        "HOME": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "roofscope", "report", str(rep), "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["reports"][0]["launches"] == 459
     args = (tmp_path / "args").read_text().split()

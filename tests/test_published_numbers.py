@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 import pytest
+from tests.ncu_builder import details_page, raw_page, write
 
 import roofscope
-from tests.ncu_builder import details_page, raw_page, write
 
 
 def test_single_kernel_of_design_section_4(tmp_path, in_tmp_cwd):
     """72,581 cycles at 10,083,762,361 cycle/s; 32,504,064 FLOP; 2,481,024 DRAM bytes."""
     page = details_page(
-        [("volta_sgemm_128x64_nn", {
-            "sm__cycles_elapsed.avg": ("cycle", "72,581"),
-            "sm__cycles_elapsed.avg.per_second": ("cycle/second", "10,083,762,361"),
-            "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": ("inst", "15,484,032"),
-            "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": ("inst", "763,904"),
-            "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": ("inst", "772,096"),
-            "dram__bytes.sum": ("byte", "2,481,024"),
-        })],
+        [
+            (
+                "volta_sgemm_128x64_nn",
+                {
+                    "sm__cycles_elapsed.avg": ("cycle", "72,581"),
+                    "sm__cycles_elapsed.avg.per_second": ("cycle/second", "10,083,762,361"),
+                    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": ("inst", "15,484,032"),
+                    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum": ("inst", "763,904"),
+                    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum": ("inst", "772,096"),
+                    "dram__bytes.sum": ("byte", "2,481,024"),
+                },
+            )
+        ],
         kernel_time=True,
     )
     session = roofscope.load(write(tmp_path / "k.csv", page), use_cache=False)

@@ -6,13 +6,24 @@ import csv
 import math
 
 import pytest
+from tests.conftest import SAMPLES, SHARED
 
 import roofscope
 from roofscope.errors import RoofscopeError
-from tests.conftest import SAMPLES, SHARED
 
-SCALE = {"": 1, "ns": 1e-9, "us": 1e-6, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9,
-         "inst": 1, "hz": 1, "Ghz": 1e9, "inst/cycle": 1}
+SCALE = {
+    "": 1,
+    "ns": 1e-9,
+    "us": 1e-6,
+    "byte": 1,
+    "Kbyte": 1e3,
+    "Mbyte": 1e6,
+    "Gbyte": 1e9,
+    "inst": 1,
+    "hz": 1,
+    "Ghz": 1e9,
+    "inst/cycle": 1,
+}
 
 
 def _raw_table(path):
@@ -32,16 +43,24 @@ def test_mobilenet_raw_totals_match_independent_sums(in_tmp_cwd):
     col = lambda n: _column(header, units, data, n)  # noqa: E731
     time = sum(col("gpu__time_duration.sum"))
     op = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum"
-    fp32 = sum(a + m + 2 * f for a, m, f in zip(col(op.format("fadd")), col(op.format("fmul")),
-                                                 col(op.format("ffma")), strict=True))
+    fp32 = sum(
+        a + m + 2 * f
+        for a, m, f in zip(
+            col(op.format("fadd")), col(op.format("fmul")), col(op.format("ffma")), strict=True
+        )
+    )
     dram = sum(col("dram__bytes_read.sum")) + sum(col("dram__bytes_write.sum"))
     report = roofscope.load(path).report_dict()["reports"][0]
     assert report["launches"] == len(data) == 459
     assert report["time_s"] == pytest.approx(time, rel=1e-9)
     assert report["flops"]["fp32"] == pytest.approx(fp32, rel=1e-9)
     assert report["bytes"]["dram"] == pytest.approx(dram, rel=1e-9)
-    assert report["gpu"] == {"name": "NVIDIA H100 80GB HBM3", "cc": "9.0", "sm_count": 132,
-                             "spec": "h100-sxm5-80gb"}
+    assert report["gpu"] == {
+        "name": "NVIDIA H100 80GB HBM3",
+        "cc": "9.0",
+        "sm_count": 132,
+        "spec": "h100-sxm5-80gb",
+    }
 
 
 def test_mobilenet_auto_and_base_units_agree(in_tmp_cwd):
@@ -71,9 +90,17 @@ def test_resnet18_rate_form_totals(in_tmp_cwd):
     time = col("gpu__time_duration.sum")
     clock = col("smsp__cycles_elapsed.avg.per_second")
     rate = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum.per_cycle_elapsed"
-    fp32 = sum((a + m + 2 * f) * c * t for a, m, f, c, t in zip(
-        col(rate.format("fadd")), col(rate.format("fmul")), col(rate.format("ffma")), clock,
-        time, strict=True))
+    fp32 = sum(
+        (a + m + 2 * f) * c * t
+        for a, m, f, c, t in zip(
+            col(rate.format("fadd")),
+            col(rate.format("fmul")),
+            col(rate.format("ffma")),
+            clock,
+            time,
+            strict=True,
+        )
+    )
     tensor = sum(col("sm__ops_path_tensor_src_tf32_dst_fp32.sum"))
     report = roofscope.load(path).report_dict()["reports"][0]
     assert report["launches"] == 361
@@ -82,8 +109,11 @@ def test_resnet18_rate_form_totals(in_tmp_cwd):
     assert report["flops"]["tensor"] >= tensor > 0
     names = {c["name"] for c in report["ceilings"]}
     assert {"fp32", "fp64", "fp16", "tensor", "dram", "l2", "l1"} <= names
-    assert all(c["source"].startswith("report:") for c in report["ceilings"]
-               if c["name"] in {"fp32", "dram", "l2", "l1"})
+    assert all(
+        c["source"].startswith("report:")
+        for c in report["ceilings"]
+        if c["name"] in {"fp32", "dram", "l2", "l1"}
+    )
 
 
 def test_resnet18_groups_and_histogram_are_consistent(in_tmp_cwd):
@@ -94,7 +124,8 @@ def test_resnet18_groups_and_histogram_are_consistent(in_tmp_cwd):
     assert sum(g["time_s"] for g in groups) == pytest.approx(r["time_s"])
     assert sum(g["time_pct"] for g in groups) == pytest.approx(100.0)
     assert {"GEMM", "conv fprop", "conv dgrad", "conv wgrad", "batch norm"} <= {
-        g["name"] for g in groups}
+        g["name"] for g in groups
+    }
     bins = r["efficiency"]["bins"]
     assert len(bins) == 10
     known = sum(b["time_s"] for b in bins)
@@ -110,8 +141,11 @@ def test_resnet18_groups_and_histogram_are_consistent(in_tmp_cwd):
 def _shared_exports():
     if not SHARED.exists():
         return []
-    return sorted(p for p in SHARED.rglob("*") if p.is_file() and p.suffix in {".csv", ".txt"}
-                  and "nsys" not in p.parent.name)
+    return sorted(
+        p
+        for p in SHARED.rglob("*")
+        if p.is_file() and p.suffix in {".csv", ".txt"} and "nsys" not in p.parent.name
+    )
 
 
 @pytest.mark.parametrize("path", _shared_exports(), ids=lambda p: p.name[:60])
@@ -137,18 +171,23 @@ def test_public_exports_with_known_counts(in_tmp_cwd):
     t4 = roofscope.load(shared("public", "cissieAB__pinn-heat-equation__Tesla-T4_1run_time.csv"))
     assert t4.totals()["launches"] == 681
     assert t4.totals()["kernels"] == 31
-    gpt2 = roofscope.load(shared(
-        "public",
-        "leleucas__Actual-Parameter-Collection-for-Machine-Learning-Operators__gpt2_flashattn"
-        "_nsight.csv"))
+    gpt2 = roofscope.load(
+        shared(
+            "public",
+            "leleucas__Actual-Parameter-Collection-for-Machine-Learning-Operators__gpt2_flashattn"
+            "_nsight.csv",
+        )
+    )
     assert gpt2.totals()["launches"] == 10
     assert gpt2.totals()["kernels"] == 7
-    nvtx = roofscope.load(shared("public",
-                                 "YKTian-x2b__AI4Materials_EvaluationTool__metrics_713_paddle_.csv"))
+    nvtx = roofscope.load(
+        shared("public", "YKTian-x2b__AI4Materials_EvaluationTool__metrics_713_paddle_.csv")
+    )
     launches = nvtx.launches()
     assert len(launches) == 2
     assert launches["nvtx"].str.contains("linear_nvtx").all()
-    failed = roofscope.load(shared(
-        "public", "rashwanth__RooflineAnalysis_On_NVIDIA_GPU__custom-scripts_output8.csv"))
+    failed = roofscope.load(
+        shared("public", "rashwanth__RooflineAnalysis_On_NVIDIA_GPU__custom-scripts_output8.csv")
+    )
     assert failed.totals()["launches"] == 1
     assert failed.totals()["flops"]["fp32"] in (None, 0)  # "nan" values are NULL, not numbers

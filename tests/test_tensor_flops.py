@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-import roofscope
 from tests.conftest import DATA, SAMPLES
 from tests.ncu_builder import raw_page, write
+
+import roofscope
 
 N = 4096
 
@@ -22,8 +22,7 @@ def _inst_only(tmp_path, cc: str, name: str):
 
 
 def test_h100_with_only_pipe_tensor_gives_unknown_tensor_and_a_warning(tmp_path, in_tmp_cwd):
-    session = roofscope.load(_inst_only(tmp_path, "9.0", "NVIDIA H100 80GB HBM3"),
-                             use_cache=False)
+    session = roofscope.load(_inst_only(tmp_path, "9.0", "NVIDIA H100 80GB HBM3"), use_cache=False)
     doc = session.report_dict()
     report = doc["reports"][0]
     assert report["flops"]["tensor"] is None
@@ -34,8 +33,7 @@ def test_h100_with_only_pipe_tensor_gives_unknown_tensor_and_a_warning(tmp_path,
 
 
 def test_v100_instruction_count_times_512(tmp_path, in_tmp_cwd):
-    session = roofscope.load(_inst_only(tmp_path, "7.0", "Tesla V100-SXM2-16GB"),
-                             use_cache=False)
+    session = roofscope.load(_inst_only(tmp_path, "7.0", "Tesla V100-SXM2-16GB"), use_cache=False)
     report = session.report_dict()["reports"][0]
     assert report["flops"]["tensor"] == 512 * 2_097_152
     assert report["provenance"]["tensor"].startswith("512 ×")
@@ -48,8 +46,9 @@ def test_mobilenet_h100_sample_has_unknown_tensor(in_tmp_cwd):
     assert any("tensor FLOPs unknown" in w and "CC 9.0" in w for w in doc["warnings"])
 
 
-@pytest.mark.parametrize(("dtype", "family"), [("bf16", "bf16"), ("fp16", "fp16"),
-                                               ("tf32", "tf32")])
+@pytest.mark.parametrize(
+    ("dtype", "family"), [("bf16", "bf16"), ("fp16", "fp16"), ("tf32", "tf32")]
+)
 def test_h100_gemm_counts_two_flops_per_fma(dtype, family, in_tmp_cwd):
     """Measured on the H100: one N³ GEMM → ops_path sum = 2·N³ exactly, while 512 ×
     tensor-pipe instructions would give 128× less."""
@@ -57,7 +56,7 @@ def test_h100_gemm_counts_two_flops_per_fma(dtype, family, in_tmp_cwd):
     report = session.report_dict()["reports"][0]
     assert report["flops"]["tensor"] == 2 * N**3
     launch = session.launches().iloc[0]
-    assert 512 * 2_097_152 * 128 == 2 * N**3  # what the x512 rule would have missed
+    assert 2 * N**3 == 512 * 2_097_152 * 128  # what the x512 rule would have missed
     # Dense roof = ½ ncu's aggregate peak: the measured pipe utilisation equals achieved/roof.
     tensor_roof = next(c for c in report["ceilings"] if c["name"] == f"tensor_{family}")
     achieved = report["flops"]["tensor"] / report["time_s"]

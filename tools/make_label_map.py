@@ -12,8 +12,8 @@ from pathlib import Path
 
 
 def main(labels_csv: str, names_csv: str) -> None:
-    a = list(csv.reader(open(labels_csv, encoding="utf-8")))
-    b = list(csv.reader(open(names_csv, encoding="utf-8")))
+    with open(labels_csv, encoding="utf-8") as fa, open(names_csv, encoding="utf-8") as fb:
+        a, b = list(csv.reader(fa)), list(csv.reader(fb))
     ha, hb = a[0], b[0]
     ia = {c: i for i, c in enumerate(ha)}
     ib = {c: i for i, c in enumerate(hb)}

@@ -72,8 +72,9 @@ class Session:
         self._apply_groups()
 
     # -- building -------------------------------------------------------------------------
-    def _load_reports(self, user_spec: GpuSpec | None,
-                      user_ceilings: dict[str, float]) -> list[Report]:
+    def _load_reports(
+        self, user_spec: GpuSpec | None, user_ceilings: dict[str, float]
+    ) -> list[Report]:
         rows = self.con.execute(
             "SELECT report_id, path, layout, gpu_name, cc, sm_count, launches FROM reports "
             "ORDER BY report_id"
@@ -89,29 +90,46 @@ class Session:
         for rid, path, layout, gpu_name, cc, sm_count, launches in rows:
             spec = user_spec or match_device_name(gpu_name)
             cc_known = cc or (spec.cc if spec else None)
-            plan = plan_report(rid, metrics.get(rid, set()), cc_known,
-                               self.options.fp16_convention)
+            plan = plan_report(rid, metrics.get(rid, set()), cc_known, self.options.fp16_convention)
             report = Report(rid, path, layout, gpu_name, cc_known, sm_count, launches, spec, plan)
             report.warnings = [m for r, m in warn_rows if r == rid] + plan.warnings
             if spec is None:
-                what = (f"GPU {gpu_name!r} is not in the spec table" if gpu_name
-                        else "the export does not name its GPU (details pages never do)")
+                what = (
+                    f"GPU {gpu_name!r} is not in the spec table"
+                    if gpu_name
+                    else "the export does not name its GPU (details pages never do)"
+                )
                 report.warnings.append(f"{what}; pass --gpu NAME for datasheet ceilings")
             reports.append(report)
         build_facts(self.con, [r.plan for r in reports])
         for r in reports:
-            r.ceilings = resolve_ceilings(self.con, r.report_id, metrics.get(r.report_id, set()),
-                                          r.spec, user_ceilings,
-                                          f"user: {self.options.ceilings_file}", r.cc)
+            r.ceilings = resolve_ceilings(
+                self.con,
+                r.report_id,
+                metrics.get(r.report_id, set()),
+                r.spec,
+                user_ceilings,
+                f"user: {self.options.ceilings_file}",
+                r.cc,
+            )
         return reports
 
     def _apply_groups(self) -> None:
-        kernels = [k for (k,) in self.con.execute(
-            "SELECT DISTINCT kernel FROM launches WHERE kernel IS NOT NULL").fetchall()]
-        self.con.execute("CREATE OR REPLACE TEMP TABLE kernel_groups (kernel VARCHAR, "
-                         "grp VARCHAR, rule VARCHAR)")
-        insert_rows(self.con, "kernel_groups", ("kernel", "grp", "rule"),
-                    [(k, *self.grouper.match(k)) for k in kernels])
+        kernels = [
+            k
+            for (k,) in self.con.execute(
+                "SELECT DISTINCT kernel FROM launches WHERE kernel IS NOT NULL"
+            ).fetchall()
+        ]
+        self.con.execute(
+            "CREATE OR REPLACE TEMP TABLE kernel_groups (kernel VARCHAR, grp VARCHAR, rule VARCHAR)"
+        )
+        insert_rows(
+            self.con,
+            "kernel_groups",
+            ("kernel", "grp", "rule"),
+            [(k, *self.grouper.match(k)) for k in kernels],
+        )
         self.con.execute(
             "CREATE OR REPLACE TEMP VIEW launch_view AS SELECT f.*, "
             "coalesce(g.grp, '(unnamed)') AS grp, g.rule AS group_rule "
@@ -151,8 +169,13 @@ class Session:
         ).fetchall()[0]
         flops = dict(zip(summary.FLOPS, row[3:7], strict=True))
         bytes_ = dict(zip(summary.BYTES, row[7:10], strict=True))
-        return {"launches": int(row[0] or 0), "kernels": int(row[1] or 0), "time_s": row[2],
-                "flops": flops, "bytes": bytes_}
+        return {
+            "launches": int(row[0] or 0),
+            "kernels": int(row[1] or 0),
+            "time_s": row[2],
+            "flops": flops,
+            "bytes": bytes_,
+        }
 
     def report_dict(self, by: str = "group", top: int | None = None) -> dict[str, Any]:
         """The documented JSON contract (docs/json.md)."""
@@ -160,24 +183,30 @@ class Session:
         for i, r in enumerate(self.reports):
             totals = self.totals(i)
             rows = self.rows(by, i)
-            out.append({
-                "path": r.path,
-                "format": r.layout,
-                "gpu": {"name": r.gpu_name, "cc": r.cc, "sm_count": r.sm_count,
-                        "spec": r.spec.key if r.spec else None},
-                "launches": totals["launches"],
-                "kernels": totals["kernels"],
-                "time_s": totals["time_s"],
-                "flops": totals["flops"],
-                "bytes": totals["bytes"],
-                "ceilings": [c.to_dict() for c in r.ceilings],
-                "efficiency": self.histogram(i),
-                "provenance": dict(r.plan.provenance),
-                "fp16_convention": self.options.fp16_convention,
-                "by": by,
-                "groups" if by == "group" else by + "s": rows[:top] if top else rows,
-                "warnings": list(r.warnings),
-            })
+            out.append(
+                {
+                    "path": r.path,
+                    "format": r.layout,
+                    "gpu": {
+                        "name": r.gpu_name,
+                        "cc": r.cc,
+                        "sm_count": r.sm_count,
+                        "spec": r.spec.key if r.spec else None,
+                    },
+                    "launches": totals["launches"],
+                    "kernels": totals["kernels"],
+                    "time_s": totals["time_s"],
+                    "flops": totals["flops"],
+                    "bytes": totals["bytes"],
+                    "ceilings": [c.to_dict() for c in r.ceilings],
+                    "efficiency": self.histogram(i),
+                    "provenance": dict(r.plan.provenance),
+                    "fp16_convention": self.options.fp16_convention,
+                    "by": by,
+                    "groups" if by == "group" else by + "s": rows[:top] if top else rows,
+                    "warnings": list(r.warnings),
+                }
+            )
         return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": self.warnings}
 
     # -- pandas ---------------------------------------------------------------------------
@@ -187,8 +216,9 @@ class Session:
         indices = range(len(self.reports)) if report is None else [report]
         frames = []
         for i in indices:
-            flat = [{**summary.flat_row(r), "report": self.reports[i].path}
-                    for r in self.rows(by, i)]
+            flat = [
+                {**summary.flat_row(r), "report": self.reports[i].path} for r in self.rows(by, i)
+            ]
             frames.append(pd.DataFrame(flat))
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
@@ -203,15 +233,21 @@ class Session:
         """One row per launch with every derived column, straight from DuckDB."""
         where = "" if report is None else f"WHERE report_id = {self.reports[report].report_id}"
         return self.con.execute(
-            f"SELECT * FROM launch_view {where} ORDER BY report_id, launch_id").df()
+            f"SELECT * FROM launch_view {where} ORDER BY report_id, launch_id"
+        ).df()
 
     def close(self) -> None:
         self.con.close()
 
 
-def load(*paths: str | Path, gpu: str | None = None, ceilings: str | None = None,
-         fp16_convention: str = "ncu", rules: list[Rule] | None = None,
-         use_cache: bool = True) -> Session:
+def load(
+    *paths: str | Path,
+    gpu: str | None = None,
+    ceilings: str | None = None,
+    fp16_convention: str = "ncu",
+    rules: list[Rule] | None = None,
+    use_cache: bool = True,
+) -> Session:
     """Open ncu exports (CSV, ``.csv.gz``, or ``.ncu-rep`` with ncu installed)."""
     options = Options(gpu, ceilings, fp16_convention, rules, use_cache)
     store = open_store(list(paths), use_cache=use_cache)

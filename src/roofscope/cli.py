@@ -1,4 +1,4 @@
-"""Command line: ``roofscope report FILE…`` (headless); the TUI and monitor arrive with their issues.
+"""Command line: ``roofscope report FILE…`` (headless); TUI and monitor come with their issues.
 
 Errors a user can cause are printed as one line, ``roofscope: FILE: what is wrong (hint)``, with
 exit code 2. pandas and Textual are never imported here.
@@ -31,22 +31,35 @@ def build_parser() -> argparse.ArgumentParser:
         help="summarise ncu exports headless (table, JSON, CSV, Markdown)",
         description="Load Nsight Compute exports and print per-group roofline numbers.",
     )
-    report.add_argument("files", nargs="+", metavar="FILE",
-                        help="ncu CSV export (raw or details page, .csv.gz, or .ncu-rep "
-                             "with ncu on PATH)")
+    report.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="ncu CSV export (raw or details page, .csv.gz, or .ncu-rep with ncu on PATH)",
+    )
     report.add_argument("--format", choices=("table", "json", "csv", "md"), default="table")
-    report.add_argument("--by", choices=("group", "kernel", "launch"), default="group",
-                        help="rows per kernel group (default), kernel name or launch")
-    report.add_argument("--top", type=int, default=None, metavar="N",
-                        help="only the N rows with the most time")
-    report.add_argument("--gpu", metavar="NAME",
-                        help="GPU for datasheet ceilings when the export does not name it")
+    report.add_argument(
+        "--by",
+        choices=("group", "kernel", "launch"),
+        default="group",
+        help="rows per kernel group (default), kernel name or launch",
+    )
+    report.add_argument(
+        "--top", type=int, default=None, metavar="N", help="only the N rows with the most time"
+    )
+    report.add_argument(
+        "--gpu", metavar="NAME", help="GPU for datasheet ceilings when the export does not name it"
+    )
     report.add_argument("--ceilings", metavar="FILE", help="TOML file with [ceilings] values")
-    report.add_argument("--fp16-convention", choices=("ncu", "nersc"), default="ncu",
-                        help="FP16 FLOPs: ncu = 2·hadd+2·hmul+4·hfma (default), "
-                             "nersc = hadd+hmul+2·hfma")
-    report.add_argument("--no-cache", action="store_true",
-                        help="do not read or write the cache database")
+    report.add_argument(
+        "--fp16-convention",
+        choices=("ncu", "nersc"),
+        default="ncu",
+        help="FP16 FLOPs: ncu = 2·hadd+2·hmul+4·hfma (default), nersc = hadd+hmul+2·hfma",
+    )
+    report.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the cache database"
+    )
     return parser
 
 
@@ -56,8 +69,13 @@ def _report(args: argparse.Namespace) -> int:
 
     if args.top is not None and args.top < 1:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
-    session = load(*args.files, gpu=args.gpu, ceilings=args.ceilings,
-                   fp16_convention=args.fp16_convention, use_cache=not args.no_cache)
+    session = load(
+        *args.files,
+        gpu=args.gpu,
+        ceilings=args.ceilings,
+        fp16_convention=args.fp16_convention,
+        use_cache=not args.no_cache,
+    )
     try:
         doc = session.report_dict(by=args.by, top=args.top)
     finally:

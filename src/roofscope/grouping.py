@@ -33,8 +33,11 @@ def _compile(pattern: str, origin: str) -> re.Pattern[str]:
     try:
         return re.compile(pattern, re.IGNORECASE)
     except re.error as exc:
-        raise RoofscopeError(f"invalid regular expression {pattern!r} ({exc})", path=origin,
-                             hint="fix the rule's pattern") from exc
+        raise RoofscopeError(
+            f"invalid regular expression {pattern!r} ({exc})",
+            path=origin,
+            hint="fix the rule's pattern",
+        ) from exc
 
 
 BUILTIN_RULES: tuple[Rule, ...] = tuple(
@@ -42,8 +45,11 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
     for p, g in (
         (r"wgrad|Conv2dWgrad|conv_depthwise2d_grad_weight", "conv wgrad"),
         (r"dgrad|Conv2dDgrad|conv_depthwise2d_backward", "conv dgrad"),
-        (r"fprop|implicit_convolve|conv_depthwise2d_forward|Conv2dFprop|ImplicitGemmConvolution"
-         r"|winograd|cudnn::.*conv|convolve", "conv fprop"),
+        (
+            r"fprop|implicit_convolve|conv_depthwise2d_forward|Conv2dFprop|ImplicitGemmConvolution"
+            r"|winograd|cudnn::.*conv|convolve",
+            "conv fprop",
+        ),
         (r"flash|fmha|sdpa|attention|mha_", "attention"),
         (r"gemm|gemv|nvjet|cutlass|xmma_gemm|splitKreduce|dot_kernel|sgemm|hgemm", "GEMM"),
         (r"bn_fw|bn_bw|batch_?norm", "batch norm"),
@@ -69,7 +75,7 @@ def base_name(kernel: str) -> str:
     while previous != text:
         previous = text
         text = _BRACKETS.sub("", text)
-    tokens = text.replace("::type ", "::type\x00").split()
+    tokens = text.split()
     return tokens[-1] if tokens else kernel.strip() or "(unnamed)"
 
 
@@ -101,13 +107,19 @@ def rules_from_toml(path: Path) -> list[Rule]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RoofscopeError(f"is not valid TOML ({exc})", path=str(path),
-                             hint="see the README section on grouping rules") from exc
+        raise RoofscopeError(
+            f"is not valid TOML ({exc})",
+            path=str(path),
+            hint="see the README section on grouping rules",
+        ) from exc
     rules = []
     for i, entry in enumerate(data.get("groups", [])):
         if not isinstance(entry, dict) or "pattern" not in entry or "name" not in entry:
-            raise RoofscopeError(f"[[groups]] entry {i + 1} needs 'pattern' and 'name'",
-                                 path=str(path), hint='e.g. pattern = "my_gemm" name = "GEMM"')
+            raise RoofscopeError(
+                f"[[groups]] entry {i + 1} needs 'pattern' and 'name'",
+                path=str(path),
+                hint='e.g. pattern = "my_gemm" name = "GEMM"',
+            )
         rule = Rule(str(entry["pattern"]), str(entry["name"]), str(path))
         rule.compiled()
         rules.append(rule)
@@ -128,8 +140,7 @@ def save_rule(path: Path, rule: Rule) -> None:
     """Append one rule to a ``roofscope.toml`` (the TUI's rule editor writes through this)."""
     Rule(rule.pattern, rule.group, str(path)).compiled()
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
-    block = (f'\n[[groups]]\npattern = {_toml_str(rule.pattern)}\n'
-             f'name = {_toml_str(rule.group)}\n')
+    block = f"\n[[groups]]\npattern = {_toml_str(rule.pattern)}\nname = {_toml_str(rule.group)}\n"
     path.write_text(existing.rstrip("\n") + ("\n" if existing else "") + block, encoding="utf-8")
 
 

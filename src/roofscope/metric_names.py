@@ -113,8 +113,9 @@ def tensor_aggregates(present: set[str], suffix: str = "") -> list[str]:
     bases = sorted(
         m[: len(m) - len(".sum" + suffix)]
         for m in present
-        if m.startswith(TENSOR_OPS_PREFIX) and m.endswith(".sum" + suffix)
-        and "_op_" not in m[len(TENSOR_OPS_PREFIX):]
+        if m.startswith(TENSOR_OPS_PREFIX)
+        and m.endswith(".sum" + suffix)
+        and "_op_" not in m[len(TENSOR_OPS_PREFIX) :]
     )
     base_set = set(bases)
     chosen = []

@@ -82,17 +82,19 @@ class _Available:
         if self.has(counter):
             return _col(counter), counter
         if self.has(counter + ".per_second"):
-            return (f"{_col(counter + '.per_second')} * time_s",
-                    f"{counter}.per_second × time")
+            return (f"{_col(counter + '.per_second')} * time_s", f"{counter}.per_second × time")
         clock = self.clock(unit)
         if self.has(counter + ".per_cycle_elapsed") and clock:
-            return (f"{_col(counter + '.per_cycle_elapsed')} * {_col(clock)} * time_s",
-                    f"{counter}.per_cycle_elapsed × {clock} × time")
+            return (
+                f"{_col(counter + '.per_cycle_elapsed')} * {_col(clock)} * time_s",
+                f"{counter}.per_cycle_elapsed × {clock} × time",
+            )
         return None
 
 
-def plan_report(report_id: int, metrics: set[str], cc: str | None,
-                fp16_convention: str = "ncu") -> MetricPlan:
+def plan_report(
+    report_id: int, metrics: set[str], cc: str | None, fp16_convention: str = "ncu"
+) -> MetricPlan:
     """Choose a formula for every derived quantity of one report."""
     if fp16_convention not in FP16_CONVENTIONS:
         raise ValueError(fp16_convention)
@@ -111,8 +113,11 @@ def _plan_time(plan: MetricPlan, have: _Available) -> None:
     if have.has(mn.TIME):
         plan.set("time_s", _col(mn.TIME), "gpu__time_duration.sum")
     elif have.has(mn.SM_CYCLES) and have.has(mn.SM_CLOCK):
-        plan.set("time_s", f"{_col(mn.SM_CYCLES)} / nullif({_col(mn.SM_CLOCK)}, 0)",
-                 "sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second")
+        plan.set(
+            "time_s",
+            f"{_col(mn.SM_CYCLES)} / nullif({_col(mn.SM_CLOCK)}, 0)",
+            "sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second",
+        )
     else:
         plan.set("time_s", None, "not measured (collect gpu__time_duration.sum)")
         plan.warnings.append(
@@ -125,8 +130,7 @@ def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: 
     terms, words = [], []
     for op, (w_ncu, w_nersc) in _WEIGHTS[precision].items():
         weight = w_ncu if (precision != "fp16" or convention == "ncu") else w_nersc
-        found = have.count(mn.sass_op(op, "smsp"), "smsp") or have.count(mn.sass_op(op, "sm"),
-                                                                          "sm")
+        found = have.count(mn.sass_op(op, "smsp"), "smsp") or have.count(mn.sass_op(op, "sm"), "sm")
         if found is None:
             continue
         sql, text = found
@@ -137,8 +141,11 @@ def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: 
         return
     label = ""
     if precision == "fp16":
-        label = (" [Nsight Compute convention: packed half2 counts 2 per add/mul, 4 per fma]"
-                 if convention == "ncu" else " [NERSC convention: 1 per add/mul, 2 per fma]")
+        label = (
+            " [Nsight Compute convention: packed half2 counts 2 per add/mul, 4 per fma]"
+            if convention == "ncu"
+            else " [NERSC convention: 1 per add/mul, 2 per fma]"
+        )
     plan.set(precision, " + ".join(terms), " + ".join(words) + label)
 
 
@@ -153,18 +160,23 @@ def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
             sql, text = have.count(base, "sm")  # type: ignore[misc]
             parts.append(f"coalesce({sql}, 0)")
             words.append(text)
-        plan.set("tensor", " + ".join(parts),
-                 "Σ aggregate tensor-path ops: " + " + ".join(words))
+        plan.set("tensor", " + ".join(parts), "Σ aggregate tensor-path ops: " + " + ".join(words))
         return
     if have.has(mn.TENSOR_INST):
         if cc == "7.0":
-            plan.set("tensor", f"512 * {_col(mn.TENSOR_INST)}",
-                     "512 × sm__inst_executed_pipe_tensor.sum (V100 HMMA.884, FP32 accumulate)")
+            plan.set(
+                "tensor",
+                f"512 * {_col(mn.TENSOR_INST)}",
+                "512 × sm__inst_executed_pipe_tensor.sum (V100 HMMA.884, FP32 accumulate)",
+            )
             return
         where = f"CC {cc}" if cc else "a GPU of unknown compute capability"
-        plan.set("tensor", None,
-                 f"unknown: sm__inst_executed_pipe_tensor counts instructions, and FLOPs per "
-                 f"instruction vary on {where}")
+        plan.set(
+            "tensor",
+            None,
+            f"unknown: sm__inst_executed_pipe_tensor counts instructions, and FLOPs per "
+            f"instruction vary on {where}",
+        )
         plan.warnings.append(
             f"tensor FLOPs unknown: the export has only sm__inst_executed_pipe_tensor, whose "
             f"FLOPs per instruction are not fixed on {where} (×512 holds only on V100); "
@@ -184,24 +196,42 @@ def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
     traffic = {"l1": have.count(mn.L1_BYTES), "l2": have.count(mn.L2_BYTES)}
     for level in ("l1", "l2"):
         found = traffic[level]
-        plan.set(f"{level}_traffic", found[0] if found else None,
-                 f"{found[1]} (NERSC traffic convention)" if found else "not measured")
-    l1_wb = (have.count(mn.L1_WRITEBACK_LGDS, "sm") or have.count(mn.L1_WRITEBACK_LG, "sm")
-             or have.count(mn.L1_WRITEBACK_OLD, "sm"))
+        plan.set(
+            f"{level}_traffic",
+            found[0] if found else None,
+            f"{found[1]} (NERSC traffic convention)" if found else "not measured",
+        )
+    l1_wb = (
+        have.count(mn.L1_WRITEBACK_LGDS, "sm")
+        or have.count(mn.L1_WRITEBACK_LG, "sm")
+        or have.count(mn.L1_WRITEBACK_OLD, "sm")
+    )
     l2_x = have.count(mn.L2_LTS2XBAR, "sm")
-    plan.set("l1_chart", f"128 * ({l1_wb[0]})" if l1_wb else None,
-             f"128 × {l1_wb[1]} (Nsight Compute chart convention)" if l1_wb else "not measured")
-    plan.set("l2_chart", f"32 * ({l2_x[0]})" if l2_x else None,
-             f"32 × {l2_x[1]} (Nsight Compute chart convention)" if l2_x else "not measured")
+    plan.set(
+        "l1_chart",
+        f"128 * ({l1_wb[0]})" if l1_wb else None,
+        f"128 × {l1_wb[1]} (Nsight Compute chart convention)" if l1_wb else "not measured",
+    )
+    plan.set(
+        "l2_chart",
+        f"32 * ({l2_x[0]})" if l2_x else None,
+        f"32 × {l2_x[1]} (Nsight Compute chart convention)" if l2_x else "not measured",
+    )
     for level in ("l1", "l2"):
         use = "traffic" if traffic[level] else "chart"
-        plan.set(level, f"coalesce({plan.exprs[f'{level}_{use}']}, NULL::DOUBLE)",
-                 plan.provenance[f"{level}_{use}"])
+        plan.set(
+            level,
+            f"coalesce({plan.exprs[f'{level}_{use}']}, NULL::DOUBLE)",
+            plan.provenance[f"{level}_{use}"],
+        )
 
 
 def _plan_utilisation(plan: MetricPlan, have: _Available) -> None:
-    for name, candidates in (("util_tensor", mn.UTIL_TENSOR), ("util_fp32", mn.UTIL_FP32),
-                             ("util_dram", mn.UTIL_DRAM)):
+    for name, candidates in (
+        ("util_tensor", mn.UTIL_TENSOR),
+        ("util_fp32", mn.UTIL_FP32),
+        ("util_dram", mn.UTIL_DRAM),
+    ):
         metric = have.first(*candidates)
         if metric is None:
             sum_form = [c.replace(".avg.", ".sum.") for c in candidates]
@@ -213,8 +243,16 @@ def _plan_utilisation(plan: MetricPlan, have: _Available) -> None:
 
 
 FACT_COLUMNS = (
-    "time_s", *FLOP_FIELDS, "dram", "l1", "l2", "l1_traffic", "l2_traffic", "l1_chart",
-    "l2_chart", *UTIL_FIELDS,
+    "time_s",
+    *FLOP_FIELDS,
+    "dram",
+    "l1",
+    "l2",
+    "l1_traffic",
+    "l2_traffic",
+    "l1_chart",
+    "l2_chart",
+    *UTIL_FIELDS,
 )
 
 
@@ -222,9 +260,7 @@ def facts_select(plan: MetricPlan) -> str:
     """One report's launches with every derived column, as a SELECT over ``values_r{N}``."""
     rid = plan.report_id
     time_expr = plan.exprs["time_s"]
-    inner = ", ".join(
-        f"{plan.exprs[c]} AS {c}" for c in FACT_COLUMNS if c != "time_s"
-    )
+    inner = ", ".join(f"{plan.exprs[c]} AS {c}" for c in FACT_COLUMNS if c != "time_s")
     return (
         f"SELECT l.report_id, l.launch_id, l.kernel, l.invocations, l.nvtx, l.block_size, "
         f"l.grid_size, t.* EXCLUDE (launch_id) FROM launches l JOIN ("

@@ -25,8 +25,10 @@ def insert_rows(
     data = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
     con.register("rs_batch", pa.table(data))
     try:
-        con.execute(f"INSERT INTO {table} ({', '.join(quote_ident(c) for c in columns)}) "
-                    f"SELECT * FROM rs_batch")
+        con.execute(
+            f"INSERT INTO {table} ({', '.join(quote_ident(c) for c in columns)}) "
+            f"SELECT * FROM rs_batch"
+        )
     finally:
         con.unregister("rs_batch")
 

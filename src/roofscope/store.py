@@ -103,8 +103,16 @@ def build(con: duckdb.DuckDBPyConnection, paths: list[Path], identity: list[dict
         info = ingest_file(con, path, report_id)
         con.execute(
             "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [report_id, str(path), info.layout, info.decimal, info.gpu_name, info.cc,
-             info.sm_count, info.launches],
+            [
+                report_id,
+                str(path),
+                info.layout,
+                info.decimal,
+                info.gpu_name,
+                info.cc,
+                info.sm_count,
+                info.launches,
+            ],
         )
         for message in info.warnings:
             con.execute("INSERT INTO warnings VALUES (?, ?)", [report_id, message])

@@ -11,8 +11,12 @@ import torch
 
 dtype_name = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 4096
-dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "tf32": torch.float32,
-         "fp32": torch.float32}[dtype_name]
+dtype = {
+    "bf16": torch.bfloat16,
+    "fp16": torch.float16,
+    "tf32": torch.float32,
+    "fp32": torch.float32,
+}[dtype_name]
 torch.backends.cuda.matmul.allow_tf32 = dtype_name == "tf32"
 torch.backends.cudnn.allow_tf32 = dtype_name == "tf32"
 a = torch.randn(n, n, device="cuda", dtype=dtype)

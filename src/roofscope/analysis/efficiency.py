@@ -24,14 +24,18 @@ _COMPONENTS = (
 )
 
 
-def build_launch_table(con: duckdb.DuckDBPyConnection,
-                       ceilings: dict[int, list[Ceiling]]) -> None:
+def build_launch_table(con: duckdb.DuckDBPyConnection, ceilings: dict[int, list[Ceiling]]) -> None:
     """``launch_facts``: facts plus each utilisation (measured or achieved/ceiling) and
     the efficiency, for every launch of every report."""
-    con.execute("CREATE OR REPLACE TEMP TABLE ceilings (report_id INTEGER, name VARCHAR, "
-                "value DOUBLE)")
-    insert_rows(con, "ceilings", ("report_id", "name", "value"),
-                [(rid, c.name, c.value) for rid, cs in ceilings.items() for c in cs])
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE ceilings (report_id INTEGER, name VARCHAR, value DOUBLE)"
+    )
+    insert_rows(
+        con,
+        "ceilings",
+        ("report_id", "name", "value"),
+        [(rid, c.name, c.value) for rid, cs in ceilings.items() for c in cs],
+    )
     pivot = ", ".join(
         f"max(value) FILTER (WHERE name = '{name}') AS c_{name}" for _, name, _ in _COMPONENTS
     )
@@ -59,12 +63,19 @@ class Bin:
     time_x_efficiency_s: float
 
     def to_dict(self) -> dict[str, object]:
-        return {"lo": self.lo, "hi": self.hi, "time_s": self.time_s, "kernels": self.kernels,
-                "launches": self.launches, "time_x_efficiency_s": self.time_x_efficiency_s}
+        return {
+            "lo": self.lo,
+            "hi": self.hi,
+            "time_s": self.time_s,
+            "kernels": self.kernels,
+            "launches": self.launches,
+            "time_x_efficiency_s": self.time_x_efficiency_s,
+        }
 
 
-def histogram(con: duckdb.DuckDBPyConnection, report_id: int,
-              where: str = "TRUE") -> tuple[list[Bin], dict[str, float | int]]:
+def histogram(
+    con: duckdb.DuckDBPyConnection, report_id: int, where: str = "TRUE"
+) -> tuple[list[Bin], dict[str, float | int]]:
     """Ten efficiency bins of one report, and the launches whose efficiency is unknown."""
     rows = con.execute(
         f"SELECT least(CAST(floor(efficiency * {BINS}) AS INTEGER), {BINS - 1}) AS b, "
@@ -77,16 +88,26 @@ def histogram(con: duckdb.DuckDBPyConnection, report_id: int,
     bins = []
     for b in range(BINS):
         r = by_bin.get(b)
-        bins.append(Bin(b / BINS, (b + 1) / BINS, float(r[1]) if r else 0.0,
-                        int(r[2]) if r else 0, int(r[3]) if r else 0,
-                        float(r[4] or 0.0) if r else 0.0))
+        bins.append(
+            Bin(
+                b / BINS,
+                (b + 1) / BINS,
+                float(r[1]) if r else 0.0,
+                int(r[2]) if r else 0,
+                int(r[3]) if r else 0,
+                float(r[4] or 0.0) if r else 0.0,
+            )
+        )
     unknown = con.execute(
         f"SELECT coalesce(sum(time_s * invocations), 0), count(DISTINCT kernel), "
         f"coalesce(sum(invocations), 0) FROM launch_facts WHERE report_id = {report_id} "
         f"AND efficiency IS NULL AND ({where})"
     ).fetchall()[0]
-    return bins, {"time_s": float(unknown[0]), "kernels": int(unknown[1]),
-                  "launches": int(unknown[2])}
+    return bins, {
+        "time_s": float(unknown[0]),
+        "kernels": int(unknown[1]),
+        "launches": int(unknown[2]),
+    }
 
 
 def potential_speedup(bins: list[Bin]) -> float | None:

@@ -14,8 +14,9 @@ PRECISIONS = ("tensor", "fp64", "fp32", "fp16")
 LEVELS = ("l1", "l2", "dram")
 
 
-def classify(flops: dict[str, float | None], bytes_: dict[str, float | None],
-             ceilings: dict[str, Ceiling]) -> tuple[str, float | None]:
+def classify(
+    flops: dict[str, float | None], bytes_: dict[str, float | None], ceilings: dict[str, Ceiling]
+) -> tuple[str, float | None]:
     """(bound label, attainable FLOP/s) of one point; ``unknown`` when nothing is measured."""
     known = {p: v for p, v in flops.items() if v is not None and v > 0}
     total = sum(known.values())

@@ -27,8 +27,13 @@ _AGGREGATES = (
 )
 
 
-def rows(con: duckdb.DuckDBPyConnection, report_id: int, by: str,
-         ceilings: list[Ceiling], where: str = "TRUE") -> list[dict[str, object]]:
+def rows(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    by: str,
+    ceilings: list[Ceiling],
+    where: str = "TRUE",
+) -> list[dict[str, object]]:
     """Aggregated rows of one report, sorted by time (largest first)."""
     key = KEYS[by]
     extra = ", any_value(kernel) AS kernel, any_value(grp) AS grp" if by == "launch" else ""
@@ -55,14 +60,14 @@ def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> di
     r["flops_total"] = flop_sum
     r["bytes"] = bytes_
     r["flop_per_s"] = flop_sum / time_s if flop_sum is not None and time_s else None
-    r["ai"] = {b: (flop_sum / v if flop_sum is not None and v else None)
-               for b, v in bytes_.items()}
+    r["ai"] = {b: (flop_sum / v if flop_sum is not None and v else None) for b, v in bytes_.items()}
     bound, attainable = classify(flops, bytes_, roofs)  # type: ignore[arg-type]
     r["bound"] = bound
     r["attainable_flop_per_s"] = attainable
     headroom = r["headroom_s"]
-    r["speedup_if_at_roof"] = (total / (total - headroom)
-                               if headroom is not None and total > headroom else None)
+    r["speedup_if_at_roof"] = (
+        total / (total - headroom) if headroom is not None and total > headroom else None
+    )
     return r
 
 

@@ -47,8 +47,13 @@ class Ceiling:
     source: str
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "kind": self.kind, "value": self.value, "unit": self.unit,
-                "source": self.source}
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "value": self.value,
+            "unit": self.unit,
+            "source": self.source,
+        }
 
 
 def _kind(name: str) -> str:
@@ -61,7 +66,7 @@ def _unit(name: str) -> str:
 
 def _family(aggregate: str) -> str:
     """``sm__ops_path_tensor_src_bf16_dst_fp32.sum`` -> ``bf16``."""
-    rest = aggregate[len(mn.TENSOR_OPS_PREFIX):].split(".")[0]
+    rest = aggregate[len(mn.TENSOR_OPS_PREFIX) :].split(".")[0]
     return rest.split("_")[0]
 
 
@@ -90,16 +95,20 @@ def _measured_formulas(metrics: set[str], cc: str | None) -> dict[str, tuple[str
         for name, op, factor in (("fp64", "dfma", 2), ("fp32", "ffma", 2), ("fp16", "hfma", 4)):
             peak = mn.sass_op(op, "sm") + ".peak_sustained"
             if peak in metrics:
-                out[name] = (f"{factor} * {col(peak)} * {col(sm_clock)}",
-                             f"{factor} × {peak} × {sm_clock}")
+                out[name] = (
+                    f"{factor} * {col(peak)} * {col(sm_clock)}",
+                    f"{factor} × {peak} × {sm_clock}",
+                )
         for agg in mn.tensor_aggregates(metrics, ".peak_sustained"):
             if "_sparsity_on" in agg:
                 continue  # the dense roof is the _sparsity_off counter's
             name = f"tensor_{_family(agg)}"
             if "_sparsity_off" not in agg and _sparse_capable(cc):
-                out[name] = (f"0.5 * {col(agg)} * {col(sm_clock)}",
-                             f"½ × {agg} × {sm_clock} (ncu's aggregate peak is the 2:4-sparse "
-                             f"rate; dense = ½)")
+                out[name] = (
+                    f"0.5 * {col(agg)} * {col(sm_clock)}",
+                    f"½ × {agg} × {sm_clock} (ncu's aggregate peak is the 2:4-sparse "
+                    f"rate; dense = ½)",
+                )
             else:
                 out[name] = (f"{col(agg)} * {col(sm_clock)}", f"{agg} × {sm_clock}")
     pairs = (
@@ -117,8 +126,9 @@ def _measured_formulas(metrics: set[str], cc: str | None) -> dict[str, tuple[str
     return out
 
 
-def _dominant_tensor_family(con: duckdb.DuckDBPyConnection, report_id: int,
-                            metrics: set[str]) -> str | None:
+def _dominant_tensor_family(
+    con: duckdb.DuckDBPyConnection, report_id: int, metrics: set[str]
+) -> str | None:
     """The tensor data type with the most ops in the report (whose roof the points meet)."""
     aggs = mn.tensor_aggregates(metrics) or mn.tensor_aggregates(metrics, ".per_second")
     if not aggs:
@@ -133,8 +143,9 @@ def _dominant_tensor_family(con: duckdb.DuckDBPyConnection, report_id: int,
     return best if totals[best] > 0 else None
 
 
-def _from_report(con: duckdb.DuckDBPyConnection, report_id: int,
-                 metrics: set[str], cc: str | None) -> dict[str, Ceiling]:
+def _from_report(
+    con: duckdb.DuckDBPyConnection, report_id: int, metrics: set[str], cc: str | None
+) -> dict[str, Ceiling]:
     formulas = _measured_formulas(metrics, cc)
     if not formulas:
         return {}
@@ -157,16 +168,26 @@ def _from_spec(spec: GpuSpec) -> dict[str, Ceiling]:
         note += f", scaled to the MIG slice ({spec.sm_fraction:.2f} of SMs)"
     for name in ("fp64", "fp32", "fp16"):
         if name in spec.peaks:
-            out[name] = Ceiling(name, COMPUTE, spec.peaks[name] * spec.sm_fraction, "FLOP/s",
-                                f"{note}: {spec.source}")
+            out[name] = Ceiling(
+                name,
+                COMPUTE,
+                spec.peaks[name] * spec.sm_fraction,
+                "FLOP/s",
+                f"{note}: {spec.source}",
+            )
     for fam, key in _TENSOR_SPEC_KEYS:
         if key in spec.peaks and f"tensor_{fam}" not in out:
-            out[f"tensor_{fam}"] = Ceiling(f"tensor_{fam}", COMPUTE,
-                                           spec.peaks[key] * spec.sm_fraction, "FLOP/s",
-                                           f"{note}, dense: {spec.source}")
+            out[f"tensor_{fam}"] = Ceiling(
+                f"tensor_{fam}",
+                COMPUTE,
+                spec.peaks[key] * spec.sm_fraction,
+                "FLOP/s",
+                f"{note}, dense: {spec.source}",
+            )
     if spec.dram_bw:
-        out["dram"] = Ceiling("dram", MEMORY, spec.dram_bw * spec.mem_fraction, "B/s",
-                              f"{note}: {spec.source}")
+        out["dram"] = Ceiling(
+            "dram", MEMORY, spec.dram_bw * spec.mem_fraction, "B/s", f"{note}: {spec.source}"
+        )
     return out
 
 
@@ -182,8 +203,10 @@ def parse_quantity(value: object, where: str) -> float:
         return float(value)
     m = _QUANTITY.match(str(value))
     if not m:
-        raise RoofscopeError(f"cannot read ceiling {where} = {value!r}",
-                             hint='write a number in FLOP/s or B/s, or e.g. "60 TFLOP/s"')
+        raise RoofscopeError(
+            f"cannot read ceiling {where} = {value!r}",
+            hint='write a number in FLOP/s or B/s, or e.g. "60 TFLOP/s"',
+        )
     return float(m.group(1)) * _SI[m.group(2)]
 
 
@@ -195,15 +218,19 @@ def load_ceilings_file(path: str | Path) -> dict[str, float]:
     except FileNotFoundError as exc:
         raise RoofscopeError("no such ceilings file", path=str(p)) from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RoofscopeError(f"is not valid TOML ({exc})", path=str(p),
-                             hint="see docs/ceilings.md for the format") from exc
+        raise RoofscopeError(
+            f"is not valid TOML ({exc})", path=str(p), hint="see docs/ceilings.md for the format"
+        ) from exc
     table = data.get("ceilings", data)
     known = set(PRECISIONS) | set(LEVELS) | {f"tensor_{f}" for f, _ in _TENSOR_SPEC_KEYS}
     out = {}
     for name, value in table.items():
         if name not in known:
-            raise RoofscopeError(f"unknown ceiling name {name!r}", path=str(p),
-                                 hint=f"use one of {', '.join(sorted(known))}")
+            raise RoofscopeError(
+                f"unknown ceiling name {name!r}",
+                path=str(p),
+                hint=f"use one of {', '.join(sorted(known))}",
+            )
         out[name] = parse_quantity(value, name)
     return out
 
@@ -226,13 +253,21 @@ def resolve_ceilings(
         chosen[name] = Ceiling(name, _kind(name), value, _unit(name), user_source)
     if "tensor" not in chosen:
         family = _dominant_tensor_family(con, report_id, metrics)
-        pick = f"tensor_{family}" if family else next(
-            (f"tensor_{f}" for f in ("fp16", "bf16", "tf32") if f"tensor_{f}" in chosen), None)
+        pick = (
+            f"tensor_{family}"
+            if family
+            else next(
+                (f"tensor_{f}" for f in ("fp16", "bf16", "tf32") if f"tensor_{f}" in chosen), None
+            )
+        )
         if pick and pick in chosen:
             c = chosen[pick]
             why = "data type with the most tensor ops" if family else "default FP16 roof"
-            chosen["tensor"] = Ceiling("tensor", COMPUTE, c.value, c.unit,
-                                       f"{pick} ({why}); {c.source}")
+            chosen["tensor"] = Ceiling(
+                "tensor", COMPUTE, c.value, c.unit, f"{pick} ({why}); {c.source}"
+            )
     order = [*PRECISIONS, *LEVELS]
-    return sorted(chosen.values(),
-                  key=lambda c: (order.index(c.name) if c.name in order else len(order), c.name))
+    return sorted(
+        chosen.values(),
+        key=lambda c: (order.index(c.name) if c.name in order else len(order), c.name),
+    )

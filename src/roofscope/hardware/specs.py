@@ -73,8 +73,14 @@ def load_specs() -> tuple[GpuSpec, ...]:
 def _with_mig(spec: GpuSpec, slices: int, mem_gb: int, suffix: str) -> GpuSpec:
     sm_fraction = min(1.0, slices / 7.0)
     mem_fraction = min(1.0, mem_gb / spec.mem_gb) if spec.mem_gb else sm_fraction
-    return GpuSpec(**{**spec.__dict__, "mig_slice": suffix, "sm_fraction": sm_fraction,
-                      "mem_fraction": mem_fraction})
+    return GpuSpec(
+        **{
+            **spec.__dict__,
+            "mig_slice": suffix,
+            "sm_fraction": sm_fraction,
+            "mem_fraction": mem_fraction,
+        }
+    )
 
 
 def match_device_name(name: str | None) -> GpuSpec | None:
@@ -87,8 +93,12 @@ def match_device_name(name: str | None) -> GpuSpec | None:
     for spec in load_specs():
         if wanted in {_normalise(a) for a in spec.aliases} or wanted == _normalise(spec.key):
             if mig:
-                return _with_mig(spec, int(mig.group(1)), int(mig.group(2)),
-                                 mig.group(0).strip().split(None, 1)[1])
+                return _with_mig(
+                    spec,
+                    int(mig.group(1)),
+                    int(mig.group(2)),
+                    mig.group(0).strip().split(None, 1)[1],
+                )
             return spec
     return None
 
@@ -99,9 +109,12 @@ def find_gpu(name: str) -> GpuSpec:
     if exact:
         return exact
     token = _normalise(_MIG.sub("", name)).replace(" ", "")
-    hits = [s for s in load_specs()
-            if token in s.key.replace("-", "") or any(token in _normalise(a).replace(" ", "")
-                                                      for a in s.aliases)]
+    hits = [
+        s
+        for s in load_specs()
+        if token in s.key.replace("-", "")
+        or any(token in _normalise(a).replace(" ", "") for a in s.aliases)
+    ]
     if len(hits) == 1:
         return hits[0]
     known = ", ".join(s.key for s in load_specs())

@@ -42,8 +42,13 @@ ID_COLUMNS = (
     "CC",
 )
 DETAIL_COLUMNS = ("Section Name", "Body Item Label", "Metric Name", "Metric Unit", "Metric Value")
-RULE_COLUMNS = ("Rule Name", "Rule Type", "Rule Description", "Estimated Speedup Type",
-                "Estimated Speedup")
+RULE_COLUMNS = (
+    "Rule Name",
+    "Rule Type",
+    "Rule Description",
+    "Estimated Speedup Type",
+    "Estimated Speedup",
+)
 SUMMARY_COLUMNS = ("Invocations", "Minimum", "Maximum", "Average")
 LAUNCH_FIELDS = {
     "process_id": "Process ID",
@@ -59,8 +64,18 @@ LAUNCH_FIELDS = {
     "cc": "CC",
 }
 _INT = r"^\s*[0-9]+\s*$"
-CATALOGUE_COLUMNS = ("report_id", "metric", "label", "section", "unit", "base_unit", "scale",
-                     "source", "wanted", "known_unit")
+CATALOGUE_COLUMNS = (
+    "report_id",
+    "metric",
+    "label",
+    "section",
+    "unit",
+    "base_unit",
+    "scale",
+    "source",
+    "wanted",
+    "known_unit",
+)
 
 
 @dataclass
@@ -166,9 +181,8 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
             if sn.layout == RAW and row and row[0] == "" and all(not v for v in row[:3]):
                 writer.writerow(row)  # the units row
                 continue
-            ok = (
-                min_width <= len(row) <= width
-                and re.match(_INT, row[id_index] if sn.layout != SUMMARY else row[0] or "x")
+            ok = min_width <= len(row) <= width and re.match(
+                _INT, row[id_index] if sn.layout != SUMMARY else row[0] or "x"
             )
             if ok:
                 writer.writerow(row + [""] * (width - len(row)))
@@ -202,8 +216,9 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
     try:
         if _tail_is_clean(path, sn.compressed):
             try:
-                _materialise(con, src, _read_csv_sql(path, sn, sn.header_line + 1, True,
-                                                     sn.compressed))
+                _materialise(
+                    con, src, _read_csv_sql(path, sn, sn.header_line + 1, True, sn.compressed)
+                )
             except duckdb.Error:
                 tmp = _clean_copy(sn, info.warnings)
         else:
@@ -245,8 +260,11 @@ def _load_layout(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, info: Re
 def _launch_select(header: list[str], id_expr: str, invocations: str) -> str:
     parts = [f"{id_expr} AS launch_id"]
     for canon, name in LAUNCH_FIELDS.items():
-        parts.append(f"any_value({quote_ident(name)}) AS {canon}" if name in header
-                     else f"NULL::VARCHAR AS {canon}")
+        parts.append(
+            f"any_value({quote_ident(name)}) AS {canon}"
+            if name in header
+            else f"NULL::VARCHAR AS {canon}"
+        )
     nvtx = _nvtx_columns(header)
     if nvtx:
         joined = " || ' | ' || ".join(
@@ -259,8 +277,15 @@ def _launch_select(header: list[str], id_expr: str, invocations: str) -> str:
     return ", ".join(parts)
 
 
-def _insert_launches(con: duckdb.DuckDBPyConnection, src: str, header: list[str], rid: int,
-                     id_expr: str, invocations: str = "1", group_by: str | None = None) -> int:
+def _insert_launches(
+    con: duckdb.DuckDBPyConnection,
+    src: str,
+    header: list[str],
+    rid: int,
+    id_expr: str,
+    invocations: str = "1",
+    group_by: str | None = None,
+) -> int:
     group_by = group_by or id_expr
     con.execute(
         f"INSERT INTO launches SELECT {rid} AS report_id, "
@@ -269,8 +294,15 @@ def _insert_launches(con: duckdb.DuckDBPyConnection, src: str, header: list[str]
     return int(scalar(con, f"SELECT count(*) FROM launches WHERE report_id = {rid}"))  # type: ignore[arg-type]
 
 
-def _catalogue_row(rid: int, metric: str, label: str | None, section: str | None, unit: str,
-                   source: str, info: ReportInfo) -> tuple:
+def _catalogue_row(
+    rid: int,
+    metric: str,
+    label: str | None,
+    section: str | None,
+    unit: str,
+    source: str,
+    info: ReportInfo,
+) -> tuple:
     try:
         u = parse_unit(unit)
         base, scale, known = u.base, u.scale, True
@@ -296,8 +328,9 @@ def _check_units(catalogue: list[tuple], info: ReportInfo) -> None:
         )
 
 
-def _load_raw(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: list[str],
-              info: ReportInfo) -> None:
+def _load_raw(
+    con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: list[str], info: ReportInfo
+) -> None:
     rid = info.report_id
     id_expr = f"CAST(trim({quote_ident('ID')}) AS BIGINT)"
     info.launches = _insert_launches(con, src, header, rid, id_expr)
@@ -307,8 +340,9 @@ def _load_raw(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: lis
     unit_of = dict(zip(header, units, strict=False))
     if sn.units is None:
         info.warnings.append("no units row under the header; values taken as base units")
-    catalogue = [_catalogue_row(rid, m, None, None, unit_of.get(m, ""), "raw column", info)
-                 for m in metrics]
+    catalogue = [
+        _catalogue_row(rid, m, None, None, unit_of.get(m, ""), "raw column", info) for m in metrics
+    ]
     _check_units(catalogue, info)
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
     con.execute(
@@ -332,13 +366,21 @@ def _load_raw(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: lis
     _device_facts(con, info, text_source=f"raw_r{rid}", header=set(metrics))
 
 
-def _details_frame(con: duckdb.DuckDBPyConnection, src: str, header: list[str], rid: int,
-                   id_expr: str, value_col: str, extra: str = "") -> None:
+def _details_frame(
+    con: duckdb.DuckDBPyConnection,
+    src: str,
+    header: list[str],
+    rid: int,
+    id_expr: str,
+    value_col: str,
+    extra: str = "",
+) -> None:
     """Long table ``det_r{rid}``: one row per (launch, metric) with label mapped to metric."""
     labels = _labels()
     label_rows = [(s, lab, m) for s, d in labels.items() for lab, m in d.items()]
-    con.execute("CREATE OR REPLACE TEMP TABLE rs_labels (section VARCHAR, label VARCHAR, "
-                "metric VARCHAR)")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE rs_labels (section VARCHAR, label VARCHAR, metric VARCHAR)"
+    )
     insert_rows(con, "rs_labels", ("section", "label", "metric"), label_rows)
     section = quote_ident("Section Name") if "Section Name" in header else "NULL"
     con.execute(
@@ -369,7 +411,7 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
             try:
                 parse_unit(u)
             except UnknownUnitError:
-                row = row[:9] + (False,)
+                row = (*row[:9], False)
         catalogue.append(row)
     _check_units(catalogue, info)
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
@@ -396,8 +438,9 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
     _device_facts(con, info, text_source=None, header={r[1] for r in catalogue})
 
 
-def _load_details(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: list[str],
-                  info: ReportInfo) -> None:
+def _load_details(
+    con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: list[str], info: ReportInfo
+) -> None:
     rid = info.report_id
     id_expr = f"CAST(trim({quote_ident('ID')}) AS BIGINT)"
     info.launches = _insert_launches(con, src, header, rid, id_expr)
@@ -405,12 +448,14 @@ def _load_details(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header:
     _details_values(con, info, "details row")
 
 
-def _load_summary(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: list[str],
-                  info: ReportInfo) -> None:
+def _load_summary(
+    con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: list[str], info: ReportInfo
+) -> None:
     """Per-kernel summary: one pseudo-launch per (kernel, config) weighted by Invocations."""
     rid = info.report_id
-    key_cols = [c for c in ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device")
-                if c in header]
+    key_cols = [
+        c for c in ("Process ID", "Kernel Name", "Block Size", "Grid Size", "Device") if c in header
+    ]
     key = " || '\x1f' || ".join(f"coalesce({quote_ident(c)}, '')" for c in key_cols)
     con.execute(
         f"CREATE OR REPLACE TEMP TABLE {src}_k AS SELECT *, "
@@ -434,24 +479,27 @@ def _load_summary(con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header:
     con.execute(f"DROP TABLE IF EXISTS {src_k}")
 
 
-def _device_facts(con: duckdb.DuckDBPyConnection, info: ReportInfo, text_source: str | None,
-                  header: set[str]) -> None:
+def _device_facts(
+    con: duckdb.DuckDBPyConnection, info: ReportInfo, text_source: str | None, header: set[str]
+) -> None:
     rid = info.report_id
     if text_source and DEVICE_NAME in header:
         row = one(
             con,
             f"SELECT {quote_ident(DEVICE_NAME)} FROM {text_source} "
-            f"WHERE coalesce({quote_ident(DEVICE_NAME)}, '') <> '' LIMIT 1"
+            f"WHERE coalesce({quote_ident(DEVICE_NAME)}, '') <> '' LIMIT 1",
         )
         info.gpu_name = row[0].strip() if row else None
-    cc = one(con, f"SELECT cc FROM launches WHERE report_id = {rid} AND coalesce(cc, '') <> '' LIMIT 1")
+    cc = one(
+        con, f"SELECT cc FROM launches WHERE report_id = {rid} AND coalesce(cc, '') <> '' LIMIT 1"
+    )
     if cc:
         info.cc = cc[0].strip()
     elif CC_MAJOR in header and CC_MINOR in header:
         row = one(
             con,
             f"SELECT any_value({quote_ident(CC_MAJOR)}), any_value({quote_ident(CC_MINOR)}) "
-            f"FROM values_r{rid}"
+            f"FROM values_r{rid}",
         )
         if row and row[0] is not None and row[1] is not None:
             info.cc = f"{int(row[0])}.{int(row[1])}"

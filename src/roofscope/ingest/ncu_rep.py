@@ -45,8 +45,13 @@ def converted_csv(report: Path) -> Iterator[Path]:
     out = Path(name)
     try:
         with os.fdopen(fd, "wb") as fh:
-            proc = subprocess.run(ncu_command(report, ncu), stdout=fh, stderr=subprocess.PIPE,
-                                  timeout=3600, check=False)
+            proc = subprocess.run(
+                ncu_command(report, ncu),
+                stdout=fh,
+                stderr=subprocess.PIPE,
+                timeout=3600,
+                check=False,
+            )
         if proc.returncode != 0:
             detail = proc.stderr.decode(errors="replace").strip().splitlines()
             raise RoofscopeError(

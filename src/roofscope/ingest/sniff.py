@@ -154,7 +154,7 @@ def _no_header_error(path: Path, lines: list[str]) -> RoofscopeError:
         return RoofscopeError(
             "has ncu data rows but no header line (the file was cut at the top?)",
             path=str(path),
-            hint="export again; the first line must start with \"ID\",\"Process ID\"",
+            hint='export again; the first line must start with "ID","Process ID"',
         )
     return RoofscopeError(
         "is not an Nsight Compute CSV export (no header with ID/Kernel Name columns found)",
@@ -177,9 +177,9 @@ def sniff(path: str | Path) -> Sniffed:
         # The last line may be cut by the read limit; only trust it when the file ended.
         scan = lines if complete else lines[:-1]
         found = _find_header(path, scan, compressed)
-        if found is not None:
-            if found.layout != RAW or found.units is not None or complete:
-                return found
+        # A raw header without its units row yet: read more, the row may be past the limit.
+        if found is not None and (found.layout != RAW or found.units is not None or complete):
+            return found
         if complete or size >= MAX_HEAD_BYTES:
             if found is not None:
                 return found
@@ -206,12 +206,23 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
         )
         body = [_split_line(x.rstrip("\r")) for x in lines[index + 1 : index + 40]]
         if layout == RAW:
-            if body and len(body[0]) == len(fields) and body[0][:1] == [""]:
-                sniffed.units = [u.strip() for u in body[0]]
-                body = body[1:]
-            elif not body or (len(body) == 1 and not body[0]):
-                sniffed.units = None
-        values = [v for row in body for v in row if v and v[0].isdigit()]
+            # The units row is the first full-width row after the header (noise may sit
+            # between them); its identification fields are empty.
+            full = [row for row in body if len(row) == len(fields)]
+            if full and full[0][:1] == [""]:
+                sniffed.units = [u.strip() for u in full[0]]
+                body = full[1:]
+        names = sniffed.header
+        if layout == DETAILS:
+            value_cols = [names.index("Metric Value")]
+        elif layout == SUMMARY:
+            value_cols = [names.index(c) for c in ("Minimum", "Maximum", "Average")]
+        else:
+            first = names.index("CC") + 1 if "CC" in names else names.index("Kernel Name") + 1
+            value_cols = list(range(first, len(names)))
+        values = [
+            row[i] for row in body for i in value_cols if i < len(row) and row[i][:1].isdigit()
+        ]
         sniffed.decimal = detect_decimal(values)
         return sniffed
     return None
@@ -222,5 +233,7 @@ def open_text(path: Path) -> io.TextIOBase:
     with open(path, "rb") as fh:
         magic = fh.read(2)
     if magic == GZIP_MAGIC:
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", errors="replace", newline="")
-    return open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115
+        return io.TextIOWrapper(
+            gzip.open(path, "rb"), encoding="utf-8", errors="replace", newline=""
+        )
+    return open(path, encoding="utf-8", errors="replace", newline="")

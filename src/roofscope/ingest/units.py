@@ -43,7 +43,18 @@ _BASE_WORDS: dict[str, str] = {
 
 # Prefixes accepted in front of a base word. Time prefixes are lower-case (ns/us/ms); size and
 # frequency prefixes upper-case (Kbyte/Mhz); ``nsecond``/``usecond`` are the old spellings.
-_PREFIXES: dict[str, int] = {"n": -9, "u": -6, "µ": -6, "m": -3, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15}
+_PREFIXES: dict[str, int] = {
+    "n": -9,
+    "u": -6,
+    "µ": -6,
+    "m": -3,
+    "K": 3,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+}
 
 
 @dataclass(frozen=True)

@@ -101,8 +101,9 @@ def to_markdown(doc: dict[str, Any]) -> str:
         if report["ceilings"]:
             out.append("| ceiling | value | source |\n|---|---|---|")
             for c in report["ceilings"]:
-                out.append(f"| {c['name']} | {si(c['value'], c['unit'])} | "
-                           f"{_md_escape(c['source'])} |")
+                out.append(
+                    f"| {c['name']} | {si(c['value'], c['unit'])} | {_md_escape(c['source'])} |"
+                )
             out.append("")
         for w in report["warnings"]:
             out.append(f"> ⚠ {_md_escape(w)}")
@@ -116,13 +117,14 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
     lines = Text()
     lines.append(f"{gpu['name'] or 'GPU not named in export'}", style="bold")
     lines.append(f"  CC {gpu['cc'] or '?'}  SMs {gpu['sm_count'] or '?'}\n")
-    lines.append(f"{report['launches']:,} launches · {report['kernels']:,} kernels · "
-                 f"{si(report['time_s'], 's')} GPU time\n")
+    lines.append(
+        f"{report['launches']:,} launches · {report['kernels']:,} kernels · "
+        f"{si(report['time_s'], 's')} GPU time\n"
+    )
     lines.append("FLOPs  " + "  ".join(f"{k} {si(v, 'FLOP')}" for k, v in f.items()) + "\n")
     lines.append("bytes  " + "  ".join(f"{k} {si(v, 'B')}" for k, v in b.items()) + "\n")
     speed = report["efficiency"]["potential_speedup"]
-    lines.append(f"potential speedup of the step (all kernels at their roof): "
-                 f"{_num(speed)}×")
+    lines.append(f"potential speedup of the step (all kernels at their roof): {_num(speed)}×")
     return Panel(lines, title=report["path"], title_align="left", box=box.ROUNDED)
 
 
@@ -150,14 +152,18 @@ def _ceilings_table(report: dict[str, Any]) -> Table:
 def _histogram_table(report: dict[str, Any]) -> Table:
     eff = report["efficiency"]
     total = sum(b["time_s"] for b in eff["bins"]) or 1.0
-    table = Table(title="run time by hardware efficiency", box=box.SIMPLE,
-                  title_justify="left")
+    table = Table(title="run time by hardware efficiency", box=box.SIMPLE, title_justify="left")
     for col in ("efficiency", "time", "kernels", "time × eff", ""):
         table.add_column(col, justify="right" if col else "left")
     for b in eff["bins"]:
         bar = "█" * round(30 * b["time_s"] / total)
-        table.add_row(f"{b['lo']:.0%}–{b['hi']:.0%}", si(b["time_s"], "s"), str(b["kernels"]),
-                      si(b["time_x_efficiency_s"], "s"), bar)
+        table.add_row(
+            f"{b['lo']:.0%}–{b['hi']:.0%}",
+            si(b["time_s"], "s"),
+            str(b["kernels"]),
+            si(b["time_x_efficiency_s"], "s"),
+            bar,
+        )
     unknown = eff["unknown"]
     if unknown["launches"]:
         table.add_row("unknown", si(unknown["time_s"], "s"), str(unknown["kernels"]), "—", "")
@@ -166,8 +172,12 @@ def _histogram_table(report: dict[str, Any]) -> Table:
 
 def to_table(doc: dict[str, Any], console: Console) -> None:
     for report in doc["reports"]:
-        parts = [_summary_panel(report), _rows_table(report), _histogram_table(report),
-                 _ceilings_table(report)]
+        parts = [
+            _summary_panel(report),
+            _rows_table(report),
+            _histogram_table(report),
+            _ceilings_table(report),
+        ]
         console.print(Group(*parts))
     for w in doc["warnings"]:
         console.print(Text(f"warning: {w}", style="yellow"), soft_wrap=True)

@@ -1,0 +1,53 @@
+"""The Python API: roofscope.load(...) and its pandas frames."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from tests.conftest import SAMPLES
+
+import roofscope
+
+MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
+
+
+def test_frames(in_tmp_cwd):
+    session = roofscope.load(MOBILENET)
+    groups = session.groups()
+    launches = session.launches()
+    kernels = session.kernels()
+    assert len(launches) == 459
+    assert groups["launches"].sum() == 459
+    assert kernels["launches"].sum() == 459
+    assert groups["time_s"].sum() == pytest.approx(launches["time_s"].sum())
+    assert {
+        "name",
+        "time_pct",
+        "flops_fp32",
+        "bytes_dram",
+        "ai_dram",
+        "bound",
+        "efficiency",
+        "headroom_s",
+    } <= set(groups.columns)
+    assert {"kernel", "grp", "time_s", "fp32", "dram", "efficiency"} <= set(launches.columns)
+
+
+def test_report_dict_matches_frames(in_tmp_cwd):
+    session = roofscope.load(MOBILENET)
+    doc = session.report_dict(by="kernel", top=3)
+    rows = doc["reports"][0]["kernels"]
+    assert len(rows) == 3
+    frame = session.kernels().head(3)
+    assert [r["name"] for r in rows] == frame["name"].tolist()
+
+
+def test_cli_start_up_does_not_import_pandas_or_textual():
+    code = (
+        "import sys, roofscope.cli, roofscope.api, roofscope.output; "
+        "print(sorted(m for m in ('pandas', 'textual', 'torch') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr

@@ -1,0 +1,99 @@
+"""The cache database: reused when inputs are unchanged, rebuilt when they change or rot."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+import duckdb
+import pytest
+from tests.conftest import SAMPLES
+
+import roofscope
+from roofscope.store import SCHEMA_VERSION, cache_key, input_identity, open_store
+
+MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
+
+
+@pytest.fixture
+def copy(tmp_path):
+    dst = tmp_path / "reports" / "m.csv"
+    dst.parent.mkdir()
+    shutil.copy(MOBILENET, dst)
+    return dst
+
+
+def test_second_open_comes_from_cache(copy, _isolated_cache):
+    first = open_store([copy])
+    assert not first.from_cache and first.path.parent == _isolated_cache
+    first.con.close()
+    second = open_store([copy])
+    assert second.from_cache and second.path == first.path
+    assert second.con.execute("SELECT count(*) FROM launches").fetchall() == [(459,)]
+    meta = dict(second.con.execute("SELECT key, value FROM meta").fetchall())
+    assert meta["schema_version"] == str(SCHEMA_VERSION)
+    assert [p.name for p in _isolated_cache.iterdir()] == [first.path.name]  # no temp files
+
+
+def test_changed_input_rebuilds(copy):
+    first = open_store([copy])
+    first.con.close()
+    text = copy.read_text()
+    copy.write_text(text.replace('"0","', '"0","', 1) + "\n")
+    os.utime(copy, ns=(1, 1))
+    second = open_store([copy])
+    assert not second.from_cache and second.path != first.path
+
+
+def test_corrupt_cache_is_rebuilt(copy):
+    first = open_store([copy])
+    path = first.path
+    first.con.close()
+    path.write_bytes(b"not a duckdb file at all" * 100)
+    again = open_store([copy])
+    assert not again.from_cache
+    assert again.con.execute("SELECT count(*) FROM launches").fetchall() == [(459,)]
+
+
+def test_schema_version_mismatch_rebuilds(copy):
+    first = open_store([copy])
+    path = first.path
+    first.con.close()
+    con = duckdb.connect(str(path))
+    con.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
+    con.close()
+    assert not open_store([copy]).from_cache
+
+
+def test_read_only_report_directory(copy):
+    folder = copy.parent
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        session = roofscope.load(copy)
+        assert session.totals()["launches"] == 459
+        assert not list(folder.glob("*.duckdb"))
+    finally:
+        folder.chmod(stat.S_IRWXU)
+
+
+def test_unwritable_cache_directory_falls_back_to_memory(copy, monkeypatch, tmp_path):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache directory should be")
+    monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(blocked / "cache"))
+    store = open_store([copy])
+    assert store.path is None
+    assert store.con.execute("SELECT count(*) FROM launches").fetchall() == [(459,)]
+
+
+def test_two_readers_share_one_cache(copy):
+    a = roofscope.load(copy)
+    b = roofscope.load(copy)
+    assert b.store.from_cache
+    assert a.totals() == b.totals()
+
+
+def test_cache_key_depends_on_identity(copy):
+    ident = input_identity([copy])
+    assert cache_key(ident) == cache_key(input_identity([copy]))
+    assert cache_key(ident) != cache_key(input_identity([copy, MOBILENET]))
