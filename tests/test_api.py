@@ -38,7 +38,8 @@ def test_frames(in_tmp_cwd):
 def test_report_dict_matches_frames(in_tmp_cwd):
     session = roofscope.load(MOBILENET)
     doc = session.report_dict(by="kernel", top=3)
-    rows = doc["reports"][0]["kernels"]
+    rows = doc["reports"][0]["rows"]
+    assert len(doc["reports"][0]["groups"]) == 3
     assert len(rows) == 3
     frame = session.kernels().head(3)
     assert [r["name"] for r in rows] == frame["name"].tolist()

@@ -178,35 +178,36 @@ class Session:
         }
 
     def report_dict(self, by: str = "group", top: int | None = None) -> dict[str, Any]:
-        """The documented JSON contract (docs/json.md)."""
+        """The documented JSON contract (docs/json.md): ``groups`` always, ``rows`` too when
+        ``by`` is ``kernel`` or ``launch``; ``top`` keeps the rows with the most time."""
         out = []
         for i, r in enumerate(self.reports):
             totals = self.totals(i)
-            rows = self.rows(by, i)
-            out.append(
-                {
-                    "path": r.path,
-                    "format": r.layout,
-                    "gpu": {
-                        "name": r.gpu_name,
-                        "cc": r.cc,
-                        "sm_count": r.sm_count,
-                        "spec": r.spec.key if r.spec else None,
-                    },
-                    "launches": totals["launches"],
-                    "kernels": totals["kernels"],
-                    "time_s": totals["time_s"],
-                    "flops": totals["flops"],
-                    "bytes": totals["bytes"],
-                    "ceilings": [c.to_dict() for c in r.ceilings],
-                    "efficiency": self.histogram(i),
-                    "provenance": dict(r.plan.provenance),
-                    "fp16_convention": self.options.fp16_convention,
-                    "by": by,
-                    "groups" if by == "group" else by + "s": rows[:top] if top else rows,
-                    "warnings": list(r.warnings),
-                }
-            )
+            entry: dict[str, Any] = {
+                "path": r.path,
+                "format": r.layout,
+                "gpu": {
+                    "name": r.gpu_name,
+                    "cc": r.cc,
+                    "sm_count": r.sm_count,
+                    "spec": r.spec.key if r.spec else None,
+                },
+                "launches": totals["launches"],
+                "kernels": totals["kernels"],
+                "time_s": totals["time_s"],
+                "flops": totals["flops"],
+                "bytes": totals["bytes"],
+                "ceilings": [c.to_dict() for c in r.ceilings],
+                "efficiency": self.histogram(i),
+                "provenance": dict(r.plan.provenance),
+                "fp16_convention": self.options.fp16_convention,
+                "by": by,
+                "groups": self.rows("group", i)[:top],
+                "warnings": list(r.warnings),
+            }
+            if by != "group":
+                entry["rows"] = self.rows(by, i)[:top]
+            out.append(entry)
         return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": self.warnings}
 
     # -- pandas ---------------------------------------------------------------------------

@@ -9,7 +9,9 @@ convention and on grouping rules the user edits live) are computed there, never 
 Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
 
 * ``meta(key, value)`` — schema version, roofscope and DuckDB versions, input identities.
-* ``reports(report_id, path, layout, decimal, gpu_name, cc, sm_count, launches)``.
+* ``reports(report_id, path, layout, decimal, gpu_name, cc, sm_count, launches, raw_values)``
+  — ``raw_values`` is ``table`` when every exported value is in ``raw_r{N}``/``det_r{N}``, or
+  ``source`` for raw pages over 64 MB, whose other columns are read from the export on demand.
 * ``launches(report_id, launch_id, process_id, process_name, host, kernel, kernel_time, context,
   stream, block_size, grid_size, device, cc, nvtx, invocations)`` — one row per profiled launch
   (a per-kernel summary row stands for ``invocations`` launches).
@@ -38,12 +40,12 @@ from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
 from roofscope.sqlutil import insert_rows
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE reports (report_id INTEGER, path VARCHAR, layout VARCHAR, decimal VARCHAR,
-    gpu_name VARCHAR, cc VARCHAR, sm_count INTEGER, launches BIGINT);
+    gpu_name VARCHAR, cc VARCHAR, sm_count INTEGER, launches BIGINT, raw_values VARCHAR);
 CREATE TABLE launches (report_id INTEGER, launch_id BIGINT, process_id VARCHAR,
     process_name VARCHAR, host VARCHAR, kernel VARCHAR, kernel_time VARCHAR, context VARCHAR,
     stream VARCHAR, block_size VARCHAR, grid_size VARCHAR, device VARCHAR, cc VARCHAR,
@@ -102,7 +104,7 @@ def build(con: duckdb.DuckDBPyConnection, paths: list[Path], identity: list[dict
     for report_id, path in enumerate(paths):
         info = ingest_file(con, path, report_id)
         con.execute(
-            "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 report_id,
                 str(path),
@@ -112,6 +114,7 @@ def build(con: duckdb.DuckDBPyConnection, paths: list[Path], identity: list[dict
                 info.cc,
                 info.sm_count,
                 info.launches,
+                info.raw_values,
             ],
         )
         for message in info.warnings:

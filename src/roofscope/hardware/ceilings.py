@@ -70,9 +70,14 @@ def _family(aggregate: str) -> str:
     return rest.split("_")[0]
 
 
-def _sparse_capable(cc: str | None) -> bool:
+# Tensor data types with 2:4 structured sparsity (Ampere and later); FP64 (DMMA) and INT1 have
+# none, and their aggregate peaks match the dense datasheet rate (256 FP64 ops/clk/SM on H100).
+SPARSE_FAMILIES = frozenset({"fp16", "bf16", "tf32", "fp8", "int8", "int4"})
+
+
+def _sparse_capable(cc: str | None, family: str) -> bool:
     try:
-        return cc is not None and float(cc) >= 8.0
+        return family in SPARSE_FAMILIES and cc is not None and float(cc) >= 8.0
     except ValueError:
         return False
 
@@ -103,7 +108,7 @@ def _measured_formulas(metrics: set[str], cc: str | None) -> dict[str, tuple[str
             if "_sparsity_on" in agg:
                 continue  # the dense roof is the _sparsity_off counter's
             name = f"tensor_{_family(agg)}"
-            if "_sparsity_off" not in agg and _sparse_capable(cc):
+            if "_sparsity_off" not in agg and _sparse_capable(cc, _family(agg)):
                 out[name] = (
                     f"0.5 * {col(agg)} * {col(sm_clock)}",
                     f"½ × {agg} × {sm_clock} (ncu's aggregate peak is the 2:4-sparse "

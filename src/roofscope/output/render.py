@@ -26,8 +26,7 @@ FORMATS = ("table", "json", "csv", "md")
 
 
 def _rows_key(report: dict[str, Any]) -> str:
-    by = report.get("by", "group")
-    return "groups" if by == "group" else f"{by}s"
+    return "groups" if report.get("by", "group") == "group" else "rows"
 
 
 def _clean(value: Any) -> Any:

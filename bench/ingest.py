@@ -1,0 +1,141 @@
+"""Ingest benchmark: roofscope vs the published pandas approach vs a bare DuckDB scan.
+
+Builds a synthetic ncu raw page of N launches by replicating the real H100 resnet18 rows
+(sample_reports/, 1,279 columns of the roofline sections), then times, side by side in one run
+and each in its own process (so peak memory is its own):
+
+* ``roofscope``  — cold ingest into the cache database, then a grouped report;
+* ``cached``     — re-open from that cache and produce the same report;
+* ``pandas``     — ``pandas.read_csv(skiprows=[1], thousands=",")`` then per-kernel sums in
+  Python, the way the published studies' scripts do it;
+* ``duckdb-scan`` — ``read_csv(all_varchar=true)`` materialised into a table: the least a
+  DuckDB-based loader must do.
+
+Usage: python bench/ingest.py [N ...]   (default: 10000 100000). Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SOURCE = REPO / "sample_reports" / "resnet18_fp32_h100.ncu-raw.csv"
+METHODS = ("roofscope", "cached", "pandas", "duckdb-scan")
+
+
+def build(n: int, out: Path) -> None:
+    """Replicate the real rows until there are n launches, renumbering the ID column."""
+    with SOURCE.open(encoding="utf-8") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    header, units, rows = lines[0], lines[1], lines[2:]
+    with out.open("w", encoding="utf-8") as fh:
+        fh.write(header)
+        fh.write(units)
+        for i in range(n):
+            row = rows[i % len(rows)]
+            fh.write(f'"{i}"' + row[row.index(",") :])
+
+
+def run_roofscope(path: str, cache: str) -> dict:
+    os.environ["ROOFSCOPE_CACHE_DIR"] = cache
+    import roofscope
+
+    session = roofscope.load(path)
+    doc = session.report_dict()
+    return {"launches": doc["reports"][0]["launches"], "from_cache": session.store.from_cache}
+
+
+def run_pandas(path: str) -> dict:
+    """The published approach: read the whole table, then sum per kernel in Python."""
+    import pandas as pd
+
+    df = pd.read_csv(path, skiprows=[1], thousands=",", low_memory=False)
+    units = next(csv.reader(open(path, encoding="utf-8").readlines()[1:2]))  # noqa: SIM115
+    unit_of = dict(zip(df.columns, units, strict=False))
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "inst/cycle": 1.0, "Ghz": 1e9, "hz": 1.0}
+    op = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum.per_cycle_elapsed"
+    clock = "smsp__cycles_elapsed.avg.per_second"
+    per_kernel: dict[str, list[float]] = {}
+    for _, row in df.iterrows():
+        t = float(row["gpu__time_duration.sum"]) * scale[unit_of["gpu__time_duration.sum"]]
+        hz = float(row[clock]) * scale[unit_of[clock]]
+        flops = row[op.format("fadd")] + row[op.format("fmul")] + 2 * row[op.format("ffma")]
+        acc = per_kernel.setdefault(row["Kernel Name"], [0.0, 0.0])
+        acc[0] += t
+        acc[1] += float(flops) * hz * t
+    return {"launches": len(df), "kernels": len(per_kernel)}
+
+
+def run_scan(path: str) -> dict:
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute(
+        f"CREATE TABLE t AS SELECT * FROM read_csv('{path}', header=true, all_varchar=true)"
+    )
+    return {"rows": con.execute("SELECT count(*) FROM t").fetchall()[0][0] - 1}
+
+
+def child(method: str, path: str, cache: str) -> None:
+    start = time.perf_counter()
+    if method in ("roofscope", "cached"):
+        info = run_roofscope(path, cache)
+    elif method == "pandas":
+        info = run_pandas(path)
+    else:
+        info = run_scan(path)
+    elapsed = time.perf_counter() - start
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"seconds": elapsed, "peak_mib": peak, **info}))
+
+
+def measure(method: str, path: Path, cache: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", method, str(path), cache],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(sizes: list[int]) -> None:
+    print(
+        f"machine: {platform.node()} · {os.cpu_count()} cores · Python "
+        f"{platform.python_version()} · {platform.platform()}"
+    )
+    print()
+    print("| launches | file | method | seconds | peak MiB | × roofscope |")
+    print("|---:|---:|---|---:|---:|---:|")
+    for n in sizes:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / f"synthetic_{n}.csv"
+            build(n, path)
+            size = path.stat().st_size / 1e6
+            cache = str(Path(tmp) / "cache")
+            results = {m: measure(m, path, cache) for m in METHODS}
+            base = results["roofscope"]["seconds"]
+            for m in METHODS:
+                r = results[m]
+                print(
+                    f"| {n:,} | {size:,.0f} MB | {m} | {r['seconds']:.2f} | "
+                    f"{r['peak_mib']:.0f} | {r['seconds'] / base:.2f} |"
+                )
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(*sys.argv[2:5])
+    else:
+        main([int(a) for a in sys.argv[1:]] or [10_000, 100_000])
