@@ -131,3 +131,32 @@ def test_kernel_names_with_commas_and_quotes(tmp_path, in_tmp_cwd):
     )
     assert session.launches()["kernel"].tolist() == [name]
     assert session.rows("group")[0]["name"] == "f"
+
+
+def test_name_that_defeats_the_fast_split_falls_back(tmp_path, in_tmp_cwd):
+    name = 'weird<"a","b">(int)'  # contains "," once escaped: the split would misalign
+    session = roofscope.load(
+        write(
+            tmp_path / "w.csv",
+            raw_page(
+                [(name, {"gpu__time_duration.sum": "7", "zz__last.sum": "1"})],
+                {"gpu__time_duration.sum": "ns"},
+            ),
+        ),
+        use_cache=False,
+    )
+    assert session.launches()["kernel"].tolist() == [name]
+    assert session.totals()["time_s"] == pytest.approx(7e-9)
+
+
+def test_fast_split_and_csv_reader_agree_on_the_resnet_sample(in_tmp_cwd, monkeypatch):
+    from tests.conftest import SAMPLES
+
+    from roofscope.ingest import ncu_csv
+
+    path = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
+    fast = roofscope.load(path, use_cache=False).launches()
+    monkeypatch.setattr(ncu_csv, "_all_quoted", lambda sn: False)
+    slow = roofscope.load(path, use_cache=False).launches()
+    assert fast.columns.tolist() == slow.columns.tolist()
+    assert fast.fillna(-1).equals(slow.fillna(-1))

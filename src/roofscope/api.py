@@ -11,12 +11,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
 from roofscope.analysis import efficiency, summary
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule, default_rules
 from roofscope.hardware.ceilings import Ceiling, load_ceilings_file, resolve_ceilings
 from roofscope.hardware.specs import GpuSpec, find_gpu, match_device_name
-from roofscope.metrics import FP16_CONVENTIONS, MetricPlan, build_facts, plan_report
+from roofscope.metrics import (
+    FP16_CONVENTIONS,
+    MetricPlan,
+    build_facts,
+    plan_report,
+    store_facts,
+)
 from roofscope.sqlutil import insert_rows
 from roofscope.store import OpenedStore, open_store
 
@@ -75,23 +83,14 @@ class Session:
     def _load_reports(
         self, user_spec: GpuSpec | None, user_ceilings: dict[str, float]
     ) -> list[Report]:
-        rows = self.con.execute(
-            "SELECT report_id, path, layout, gpu_name, cc, sm_count, launches FROM reports "
-            "ORDER BY report_id"
-        ).fetchall()
         warn_rows = self.con.execute("SELECT report_id, message FROM warnings").fetchall()
-        metric_rows = self.con.execute(
-            "SELECT report_id, metric FROM catalogue WHERE wanted AND known_unit"
-        ).fetchall()
-        metrics: dict[int, set[str]] = {}
-        for rid, metric in metric_rows:
-            metrics.setdefault(rid, set()).add(metric)
+        metrics = _report_metrics(self.con)
         reports = []
-        for rid, path, layout, gpu_name, cc, sm_count, launches in rows:
-            spec = user_spec or match_device_name(gpu_name)
-            cc_known = cc or (spec.cc if spec else None)
-            plan = plan_report(rid, metrics.get(rid, set()), cc_known, self.options.fp16_convention)
-            report = Report(rid, path, layout, gpu_name, cc_known, sm_count, launches, spec, plan)
+        for row, spec, plan in _plans(self.con, metrics, user_spec, self.options.fp16_convention):
+            rid, path, layout, gpu_name, cc, sm_count, launches = row
+            report = Report(
+                rid, path, layout, gpu_name, plan_cc(cc, spec), sm_count, launches, spec, plan
+            )
             report.warnings = [m for r, m in warn_rows if r == rid] + plan.warnings
             if spec is None:
                 what = (
@@ -241,6 +240,44 @@ class Session:
         self.con.close()
 
 
+def plan_cc(cc: str | None, spec: GpuSpec | None) -> str | None:
+    return cc or (spec.cc if spec else None)
+
+
+def _report_metrics(con: duckdb.DuckDBPyConnection) -> dict[int, set[str]]:
+    metrics: dict[int, set[str]] = {}
+    rows = con.execute("SELECT report_id, metric FROM catalogue WHERE wanted AND known_unit")
+    for rid, metric in rows.fetchall():
+        metrics.setdefault(rid, set()).add(metric)
+    return metrics
+
+
+def _plans(
+    con: duckdb.DuckDBPyConnection,
+    metrics: dict[int, set[str]],
+    user_spec: GpuSpec | None,
+    fp16_convention: str,
+) -> list[tuple[tuple, GpuSpec | None, MetricPlan]]:
+    """Each report's row, spec-table entry and metric plan under the given options."""
+    rows = con.execute(
+        "SELECT report_id, path, layout, gpu_name, cc, sm_count, launches FROM reports "
+        "ORDER BY report_id"
+    ).fetchall()
+    out = []
+    for row in rows:
+        rid, gpu_name, cc = row[0], row[3], row[4]
+        spec = user_spec or match_device_name(gpu_name)
+        plan = plan_report(rid, metrics.get(rid, set()), plan_cc(cc, spec), fp16_convention)
+        out.append((row, spec, plan))
+    return out
+
+
+def store_default_facts(con: duckdb.DuckDBPyConnection) -> None:
+    """Build hook: persist the facts of the default options into the cache being built."""
+    for _, _, plan in _plans(con, _report_metrics(con), None, "ncu"):
+        store_facts(con, plan)
+
+
 def load(
     *paths: str | Path,
     gpu: str | None = None,
@@ -251,5 +288,5 @@ def load(
 ) -> Session:
     """Open ncu exports (CSV, ``.csv.gz``, or ``.ncu-rep`` with ncu installed)."""
     options = Options(gpu, ceilings, fp16_convention, rules, use_cache)
-    store = open_store(list(paths), use_cache=use_cache)
+    store = open_store(list(paths), use_cache=use_cache, on_build=store_default_facts)
     return Session(store, options)

@@ -13,6 +13,8 @@ warning naming the metrics to collect.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 import duckdb
@@ -269,7 +271,36 @@ def facts_select(plan: MetricPlan) -> str:
     )
 
 
+def signature(plan: MetricPlan) -> str:
+    """Identifies the formulas of a plan: equal signatures give equal facts."""
+    blob = json.dumps(plan.exprs, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def store_facts(con: duckdb.DuckDBPyConnection, plan: MetricPlan) -> None:
+    """Persist one report's facts as ``facts_r{N}`` (run while the cache is being built)."""
+    rid = plan.report_id
+    con.execute(f"CREATE TABLE facts_r{rid} AS {facts_select(plan)}")
+    con.execute("INSERT INTO meta VALUES (?, ?)", [f"facts_signature_r{rid}", signature(plan)])
+
+
 def build_facts(con: duckdb.DuckDBPyConnection, plans: list[MetricPlan]) -> None:
-    """Create the session's ``facts`` table: one row per launch of every report."""
-    union = " UNION ALL BY NAME ".join(f"({facts_select(p)})" for p in plans)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE facts AS {union}")
+    """The session's ``facts`` view: one row per launch of every report.
+
+    A report whose plan matches the facts stored in the cache reads them from there (a cached
+    re-open then computes nothing per launch); any other plan (``--fp16-convention nersc``,
+    ``--gpu`` giving an unknown CC) is computed into a temporary table.
+    """
+    stored = dict(
+        con.execute("SELECT key, value FROM meta WHERE key LIKE 'facts_signature_r%'").fetchall()
+    )
+    parts = []
+    for plan in plans:
+        rid = plan.report_id
+        if stored.get(f"facts_signature_r{rid}") == signature(plan):
+            parts.append(f"SELECT * FROM facts_r{rid}")
+        else:
+            con.execute(f"CREATE OR REPLACE TEMP TABLE facts_tmp_r{rid} AS {facts_select(plan)}")
+            parts.append(f"SELECT * FROM facts_tmp_r{rid}")
+    union = " UNION ALL BY NAME ".join(f"({p})" for p in parts)
+    con.execute(f"CREATE OR REPLACE TEMP VIEW facts AS {union}")

@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,8 @@ from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
 from roofscope.sqlutil import insert_rows
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
 
 SCHEMA = """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
@@ -55,6 +57,13 @@ CREATE TABLE catalogue (report_id INTEGER, metric VARCHAR, label VARCHAR, sectio
     known_unit BOOLEAN);
 CREATE TABLE warnings (report_id INTEGER, message VARCHAR);
 """
+
+
+def _connect(database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect(database, read_only=read_only)
+    # DuckDB draws a progress bar on the terminal for queries over ~2 s; never on ours.
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def cache_dir() -> Path:
@@ -98,8 +107,14 @@ def _check_inputs(paths: list[Path]) -> None:
             raise RoofscopeError("is a directory, not an export", path=str(p))
 
 
-def build(con: duckdb.DuckDBPyConnection, paths: list[Path], identity: list[dict]) -> None:
-    """Create the schema in ``con`` and ingest every input as one report each."""
+def build(
+    con: duckdb.DuckDBPyConnection,
+    paths: list[Path],
+    identity: list[dict],
+    on_build: BuildHook | None = None,
+) -> None:
+    """Create the schema in ``con``, ingest every input as one report each, then let the
+    caller add derived tables (``on_build``) before the cache is sealed."""
     con.execute(SCHEMA)
     for report_id, path in enumerate(paths):
         info = ingest_file(con, path, report_id)
@@ -126,11 +141,13 @@ def build(con: duckdb.DuckDBPyConnection, paths: list[Path], identity: list[dict
         "inputs": json.dumps(identity, sort_keys=True),
     }
     insert_rows(con, "meta", ("key", "value"), list(meta.items()))
+    if on_build is not None:
+        on_build(con)
 
 
 def _valid(path: Path, identity: list[dict]) -> bool:
     try:
-        con = duckdb.connect(str(path), read_only=True)
+        con = _connect(str(path), read_only=True)
     except duckdb.Error:
         return False
     try:
@@ -147,13 +164,15 @@ def _valid(path: Path, identity: list[dict]) -> bool:
 
 
 def _attach(path: Path) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
+    con = _connect()
     con.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS cache (READ_ONLY)")
     con.execute("USE cache")
     return con
 
 
-def open_store(paths: list[str | Path], *, use_cache: bool = True) -> OpenedStore:
+def open_store(
+    paths: list[str | Path], *, use_cache: bool = True, on_build: BuildHook | None = None
+) -> OpenedStore:
     """Open (building if needed) the store for these inputs. Raises RoofscopeError."""
     resolved = [Path(p) for p in paths]
     if not resolved:
@@ -161,7 +180,7 @@ def open_store(paths: list[str | Path], *, use_cache: bool = True) -> OpenedStor
     _check_inputs(resolved)
     identity = input_identity(resolved)
     if not use_cache:
-        return OpenedStore(_build_in_memory(resolved, identity), None, False)
+        return OpenedStore(_build_in_memory(resolved, identity, on_build), None, False)
     directory = cache_dir()
     target = directory / f"{cache_key(identity)}.duckdb"
     if target.exists() and _valid(target, identity):
@@ -172,13 +191,13 @@ def open_store(paths: list[str | Path], *, use_cache: bool = True) -> OpenedStor
         os.close(fd)
     except OSError:
         # No writable cache directory (read-only home, full disk): work in memory.
-        return OpenedStore(_build_in_memory(resolved, identity), None, False)
+        return OpenedStore(_build_in_memory(resolved, identity, on_build), None, False)
     tmp = Path(tmp_name)
     tmp.unlink()
     try:
-        con = duckdb.connect(str(tmp))
+        con = _connect(str(tmp))
         try:
-            build(con, resolved, identity)
+            build(con, resolved, identity, on_build)
             con.execute("CHECKPOINT")
         finally:
             con.close()
@@ -190,7 +209,9 @@ def open_store(paths: list[str | Path], *, use_cache: bool = True) -> OpenedStor
     return OpenedStore(_attach(target), target, False)
 
 
-def _build_in_memory(paths: list[Path], identity: list[dict]) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect()
-    build(con, paths, identity)
+def _build_in_memory(
+    paths: list[Path], identity: list[dict], on_build: BuildHook | None
+) -> duckdb.DuckDBPyConnection:
+    con = _connect()
+    build(con, paths, identity, on_build)
     return con

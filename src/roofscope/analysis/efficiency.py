@@ -45,7 +45,7 @@ def build_launch_table(con: duckdb.DuckDBPyConnection, ceilings: dict[int, list[
             f"coalesce(f.{util}, f.{quantity} / nullif(f.time_s, 0) / c.c_{ceiling}) AS {util}_eff"
         )
     con.execute(
-        f"CREATE OR REPLACE TEMP TABLE launch_facts AS "
+        f"CREATE OR REPLACE TEMP VIEW launch_facts AS "
         f"SELECT *, least(1.0, greatest(util_tensor_eff, util_fp32_eff, util_dram_eff)) "
         f"AS efficiency FROM (SELECT f.*, {', '.join(utils)} FROM facts f "
         f"LEFT JOIN (SELECT report_id, {pivot} FROM ceilings GROUP BY report_id) c "

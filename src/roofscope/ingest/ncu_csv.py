@@ -135,8 +135,19 @@ def _tail_is_clean(path: Path, compressed: bool) -> bool:
         return fh.read(1) == b"\n"
 
 
-def _read_csv_sql(path: Path, sn: Sniffed, skip: int, parallel: bool, compressed: bool) -> str:
+def _read_csv_sql(
+    path: Path, sn: Sniffed, skip: int, parallel: bool, compressed: bool, split: bool = False
+) -> str:
+    """``read_csv`` of the table. ``split`` reads ncu's all-quoted rows as fields separated by
+    the three bytes ``","`` with quoting off: the tokenizer then does far less work (4.2 s vs
+    5.7 s for 100,000 rows of 1,279 columns); the first field keeps a leading and the last a
+    trailing quote, which ``_select_list`` strips."""
     columns = ", ".join(f"{quote_str(c)}: 'VARCHAR'" for c in _unique(sn.header))
+    dialect = (
+        ["quote=''", "escape=''", "delim='\",\"'"]
+        if split
+        else ["quote='\"'", "escape='\"'", "delim=','"]
+    )
     options = [
         f"skip={skip}",
         "header=false",
@@ -144,11 +155,8 @@ def _read_csv_sql(path: Path, sn: Sniffed, skip: int, parallel: bool, compressed
         f"columns={{{columns}}}",
         "null_padding=true",
         "strict_mode=false",
-        "quote='\"'",
-        "escape='\"'",
-        "delim=','",
+        *dialect,
         f"parallel={'true' if parallel else 'false'}",
-        "max_line_size=67108864",
     ]
     if compressed:
         options.append("compression='gzip'")
@@ -208,48 +216,148 @@ def _ends_with_newline(path: Path) -> bool:
         return False
 
 
-def _projection(sn: Sniffed) -> list[str] | None:
-    """Columns worth parsing: a raw page has 300-2,200 metric columns, a few dozen feed numbers.
+Projection = list[tuple[str, float | None]]  # (column, scale to base SI; None = keep text)
 
-    DuckDB skips converting unprojected columns; on a 1,279-column export this cut the scan
-    from 4.6 s to 0.8 s per 10,000 launches (docs/performance.md).
+
+def _raw_catalogue(sn: Sniffed, info: ReportInfo) -> list[tuple]:
+    """Every metric of a raw page with its unit (from the units row), checked up front."""
+    header = _unique(sn.header)
+    nvtx = set(_nvtx_columns(header))
+    units = sn.units or [""] * len(header)
+    unit_of = dict(zip(header, units, strict=False))
+    if sn.units is None:
+        info.warnings.append("no units row under the header; values taken as base units")
+    catalogue = [
+        _catalogue_row(info.report_id, m, None, None, unit_of.get(m, ""), "raw column", info)
+        for m in header
+        if m not in ID_COLUMNS and m not in nvtx
+    ]
+    _check_units(catalogue, info)
+    return catalogue
+
+
+def _projection(sn: Sniffed, catalogue: list[tuple] | None) -> Projection | None:
+    """Columns worth reading: a raw page has 300-2,200 metric columns, a few dozen feed numbers.
+
+    DuckDB skips converting unprojected columns, and the wanted metrics are parsed to base SI
+    DOUBLEs in the same scan (docs/performance.md has the measurements).
     """
-    if sn.layout != RAW:
+    if sn.layout != RAW or catalogue is None:
         return None
     header = _unique(sn.header)
     nvtx = set(_nvtx_columns(header))
-    return [c for c in header if c in ID_COLUMNS or c in nvtx or c == DEVICE_NAME or is_wanted(c)]
+    scales = {row[1]: row[6] for row in catalogue if row[8] and row[9]}
+    return [
+        (c, scales.get(c))
+        for c in header
+        if c in ID_COLUMNS or c in nvtx or c == DEVICE_NAME or c in scales
+    ]
+
+
+def _select_list(sn: Sniffed, columns: Projection | None, split: bool = False) -> str:
+    """SELECT list over ``read_csv``: text columns as they are, metrics parsed and scaled.
+
+    In the ``","``-split dialect the first field keeps its opening and the last its closing
+    quote, and text fields keep ncu's doubled quotes; both are undone here.
+    """
+    if columns is None:
+        return "*"
+    header = _unique(sn.header)
+    parts = []
+    for c, scale in columns:
+        expr = quote_ident(c)
+        if split and c == header[0]:
+            expr = f"ltrim({expr}, '\"')"
+        if split and c == header[-1]:
+            expr = f"rtrim({expr}, '\"')"
+        if scale is None:
+            if split:
+                expr = f"replace({expr}, '\"\"', '\"')"
+        else:
+            expr = f"{number_sql(expr, sn.decimal)} * {scale!r}"
+        parts.append(f"{expr} AS {quote_ident(c)}")
+    if split:
+        parts.append(f"{quote_ident(header[-1])} AS rs_last")
+    return ", ".join(parts)
+
+
+def _all_quoted(sn: Sniffed) -> bool:
+    """ncu quotes every field; only then is the ``","`` split exact."""
+    return sn.layout == RAW and sn.units is not None and sn.raw_header_line.startswith('"ID","')
+
+
+def _try_split_read(
+    con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, path: Path, columns: Projection
+) -> bool:
+    """Fast path for raw pages; False (and no table) when any row did not split into exactly
+    the header's fields (its last field would then not end in the closing quote)."""
+    select = _select_list(sn, columns, split=True)
+    bad = (
+        f"regexp_matches({quote_ident(_unique(sn.header)[0])}, '{_INT}') AND "
+        f"NOT coalesce(ends_with(rs_last, '\"'), false)"
+    )
+    read_sql = _read_csv_sql(path, sn, sn.header_line + 1, True, sn.compressed, split=True)
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {src} AS SELECT {select} FROM {read_sql}")
+        ragged = scalar(con, f"SELECT count(*) FROM {src} WHERE {bad}")
+    except duckdb.Error:
+        ragged = 1
+    if ragged:
+        con.execute(f"DROP TABLE IF EXISTS {src}")
+        return False
+    con.execute(f"ALTER TABLE {src} DROP COLUMN rs_last")
+    return True
+
+
+def _try_read(
+    con: duckdb.DuckDBPyConnection, src: str, read_sql: str, select: str
+) -> duckdb.Error | None:
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {src} AS SELECT {select} FROM {read_sql}")
+    except duckdb.Error as exc:
+        return exc
+    return None
 
 
 def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: int) -> ReportInfo:
-    """Load one ncu CSV export as report ``report_id`` into the open store connection."""
+    """Load one ncu CSV export as report ``report_id`` into the open store connection.
+
+    Tries, in order: the ``","`` split of an all-quoted raw page, DuckDB's CSV reader on the
+    file as it is, and a cleaned copy written by Python (truncated rows, stray quotes).
+    """
     path = Path(path)
     sn = sniff(path)
     info = ReportInfo(report_id, str(path), sn.layout, decimal=sn.decimal)
     src = f"src_r{report_id}"
-    columns = _projection(sn)
+    catalogue = _raw_catalogue(sn, info) if sn.layout == RAW else None
+    columns = _projection(sn, catalogue)
+    source, skip, compressed = path, sn.header_line + 1, sn.compressed
     tmp: Path | None = None
     try:
-        read_sql = None
+        loaded = False
         if _tail_is_clean(path, sn.compressed):
-            read_sql = _read_csv_sql(path, sn, sn.header_line + 1, True, sn.compressed)
-            try:
-                _materialise(con, src, read_sql, columns)
-            except duckdb.Error:
-                read_sql = None
-        if read_sql is None:
+            if columns is not None and _all_quoted(sn):
+                loaded = _try_split_read(con, src, sn, path, columns)
+            if not loaded:
+                loaded = (
+                    _try_read(con, src, _read_csv_sql(path, sn, skip, True, compressed), columns)
+                    is None
+                )
+        if not loaded:
             tmp = _clean_copy(sn, info.warnings)
+            source, skip, compressed = tmp, 1, False
             read_sql = _read_csv_sql(tmp, sn, 1, False, False)
-            try:
-                _materialise(con, src, read_sql, columns)
-            except duckdb.Error as exc:
+            error = _try_read(con, src, read_sql, _select_list(sn, columns))
+            if error is not None:
                 raise RoofscopeError(
-                    f"could not be parsed as an ncu CSV ({str(exc).splitlines()[0]})",
+                    f"could not be parsed as an ncu CSV ({str(error).splitlines()[0]})",
                     path=str(path),
                     hint="export it again with ncu --csv",
-                ) from exc
-        full = read_sql if sn.layout == RAW and _size(path) <= RAW_TABLE_LIMIT else None
-        _load_layout(con, src, sn, info, full)
+                )
+        full = None
+        if sn.layout == RAW and _size(path) <= RAW_TABLE_LIMIT:
+            full = _read_csv_sql(source, sn, skip, False, compressed)
+        _load_layout(con, src, sn, info, full, catalogue)
     finally:
         con.execute(f"DROP TABLE IF EXISTS {src}")
         if tmp is not None:
@@ -267,15 +375,13 @@ def _size(path: Path) -> int:
     return path.stat().st_size
 
 
-def _materialise(
-    con: duckdb.DuckDBPyConnection, name: str, read_sql: str, columns: list[str] | None
-) -> None:
-    select = "*" if columns is None else ", ".join(quote_ident(c) for c in columns)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT {select} FROM {read_sql}")
-
-
 def _load_layout(
-    con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, info: ReportInfo, full: str | None
+    con: duckdb.DuckDBPyConnection,
+    src: str,
+    sn: Sniffed,
+    info: ReportInfo,
+    full: str | None,
+    catalogue: list[tuple] | None,
 ) -> None:
     header = _unique(sn.header)
     total = int(scalar(con, f"SELECT count(*) FROM {src}"))  # type: ignore[arg-type]
@@ -284,7 +390,7 @@ def _load_layout(
     con.execute(f"DELETE FROM {src} WHERE NOT {keep}")
     data = int(scalar(con, f"SELECT count(*) FROM {src}"))  # type: ignore[arg-type]
     if sn.layout == RAW:
-        _load_raw(con, src, sn, header, info, full)
+        _load_raw(con, src, header, info, full, catalogue or [])
     else:
         {DETAILS: _load_details, SUMMARY: _load_summary}[sn.layout](con, src, sn, header, info)
     noise = total - data - (1 if sn.layout == RAW and sn.units is not None else 0)
@@ -366,50 +472,35 @@ def _check_units(catalogue: list[tuple], info: ReportInfo) -> None:
 def _load_raw(
     con: duckdb.DuckDBPyConnection,
     src: str,
-    sn: Sniffed,
     header: list[str],
     info: ReportInfo,
     full: str | None,
+    catalogue: list[tuple],
 ) -> None:
+    """Launches and values come from the projected, already parsed scan in ``src``; the full
+    text of every column is copied too when the export is small (``full``)."""
     rid = info.report_id
     id_expr = f"CAST(trim({quote_ident('ID')}) AS BIGINT)"
     info.launches = _insert_launches(con, src, header, rid, id_expr)
     nvtx = set(_nvtx_columns(header))
-    metrics = [c for c in header if c not in ID_COLUMNS and c not in nvtx]
-    units = sn.units or [""] * len(header)
-    unit_of = dict(zip(header, units, strict=False))
-    if sn.units is None:
-        info.warnings.append("no units row under the header; values taken as base units")
-    catalogue = [
-        _catalogue_row(rid, m, None, None, unit_of.get(m, ""), "raw column", info) for m in metrics
-    ]
-    _check_units(catalogue, info)
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
+    info.raw_values = "source"
     if full is not None:
         ids = ", ".join(quote_ident(c) for c in header if c in ID_COLUMNS or c in nvtx)
-        con.execute(
-            f"CREATE TABLE raw_r{rid} AS SELECT {id_expr} AS launch_id, * EXCLUDE ({ids}) "
-            f"FROM {full} WHERE regexp_matches({quote_ident('ID')}, '{_INT}')"
-        )
-    else:
-        info.raw_values = "source"
-    typed = [
-        f"{number_sql(quote_ident(row[1]), sn.decimal)} * {row[6]!r} AS {quote_ident(row[1])}"
-        for row in catalogue
-        if row[8] and row[9]
-    ]
-    select = ", ".join(["launch_id", *typed])
-    # A plain projection gains nothing from the optimizer, which spends ~10 ms per column
-    # rewriting the number-parsing CASE (measured: 0.96 s vs 0.09 s for 70 columns).
-    con.execute("PRAGMA disable_optimizer")
-    try:
-        con.execute(
-            f"CREATE TABLE values_r{rid} AS SELECT {select} FROM "
-            f"(SELECT {id_expr} AS launch_id, * FROM {src})"
-        )
-    finally:
-        con.execute("PRAGMA enable_optimizer")
-    _device_facts(con, info, text_source=src, header=set(metrics))
+        try:
+            con.execute(
+                f"CREATE TABLE raw_r{rid} AS SELECT {id_expr} AS launch_id, * EXCLUDE ({ids}) "
+                f"FROM {full} WHERE regexp_matches({quote_ident('ID')}, '{_INT}')"
+            )
+            info.raw_values = "table"
+        except duckdb.Error:
+            con.execute(f"DROP TABLE IF EXISTS raw_r{rid}")
+    typed = ", ".join(quote_ident(row[1]) for row in catalogue if row[8] and row[9])
+    con.execute(
+        f"CREATE TABLE values_r{rid} AS SELECT {id_expr} AS launch_id"
+        f"{', ' + typed if typed else ''} FROM {src}"
+    )
+    _device_facts(con, info, text_source=src, header={row[1] for row in catalogue})
 
 
 def _details_frame(

@@ -40,6 +40,7 @@ class Sniffed:
     compressed: bool = False
     decimal: str = "."  # "." (C locale) or "," (European locale exports)
     noise_lines_before: int = 0
+    raw_header_line: str = ""  # the header exactly as written (quoting included)
     notes: list[str] = field(default_factory=list)
 
 
@@ -201,6 +202,7 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
             layout=layout,
             header=[f.strip() for f in fields],
             header_line=index,
+            raw_header_line=stripped,
             compressed=compressed,
             noise_lines_before=sum(1 for x in lines[:index] if x.strip()),
         )
