@@ -398,11 +398,19 @@ def _load_layout(
         info.warnings.append(f"skipped {noise} line(s) inside the table that are not ncu rows")
 
 
-def _launch_select(header: list[str], id_expr: str, invocations: str) -> str:
+def _launch_select(
+    header: list[str], id_expr: str, invocations: str, aggregate: bool = True
+) -> str:
+    """Identification columns of a launch; ``aggregate`` when the source has several rows per
+    launch (details and summary pages), so each column is taken from any of them."""
+
+    def one_of(expr: str) -> str:
+        return f"any_value({expr})" if aggregate else expr
+
     parts = [f"{id_expr} AS launch_id"]
     for canon, name in LAUNCH_FIELDS.items():
         parts.append(
-            f"any_value({quote_ident(name)}) AS {canon}"
+            f"{one_of(quote_ident(name))} AS {canon}"
             if name in header
             else f"NULL::VARCHAR AS {canon}"
         )
@@ -411,7 +419,7 @@ def _launch_select(header: list[str], id_expr: str, invocations: str) -> str:
         joined = " || ' | ' || ".join(
             f"coalesce(trim(replace({quote_ident(c)}, '\"', '')), '')" for c in nvtx
         )
-        parts.append(f"any_value({joined}) AS nvtx")
+        parts.append(f"{one_of(joined)} AS nvtx")
     else:
         parts.append("NULL::VARCHAR AS nvtx")
     parts.append(f"{invocations} AS invocations")
@@ -424,14 +432,11 @@ def _insert_launches(
     header: list[str],
     rid: int,
     id_expr: str,
-    invocations: str = "1",
-    group_by: str | None = None,
+    aggregate: bool = True,
 ) -> int:
-    group_by = group_by or id_expr
-    con.execute(
-        f"INSERT INTO launches SELECT {rid} AS report_id, "
-        f"{_launch_select(header, id_expr, invocations)} FROM {src} GROUP BY {group_by}"
-    )
+    select = _launch_select(header, id_expr, "1", aggregate)
+    group_by = f" GROUP BY {id_expr}" if aggregate else ""
+    con.execute(f"INSERT INTO launches SELECT {rid} AS report_id, {select} FROM {src}{group_by}")
     return int(scalar(con, f"SELECT count(*) FROM launches WHERE report_id = {rid}"))  # type: ignore[arg-type]
 
 
@@ -481,7 +486,7 @@ def _load_raw(
     text of every column is copied too when the export is small (``full``)."""
     rid = info.report_id
     id_expr = f"CAST(trim({quote_ident('ID')}) AS BIGINT)"
-    info.launches = _insert_launches(con, src, header, rid, id_expr)
+    info.launches = _insert_launches(con, src, header, rid, id_expr, aggregate=False)
     nvtx = set(_nvtx_columns(header))
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
     info.raw_values = "source"
