@@ -160,3 +160,15 @@ def test_fast_split_and_csv_reader_agree_on_the_resnet_sample(in_tmp_cwd, monkey
     slow = roofscope.load(path, use_cache=False).launches()
     assert fast.columns.tolist() == slow.columns.tolist()
     assert fast.fillna(-1).equals(slow.fillna(-1))
+
+
+def test_truncated_gzip_keeps_the_complete_rows(tmp_path, in_tmp_cwd):
+    import gzip
+
+    data = gzip.compress(raw_page(_launches(50), UNITS).encode())
+    path = tmp_path / "cut.csv.gz"
+    path.write_bytes(data[: len(data) - 40])  # lose the gzip trailer and some of the data
+    session = roofscope.load(path, use_cache=False)
+    launches = session.totals()["launches"]
+    assert 0 < launches < 50
+    assert any("truncated" in w for w in session.warnings)

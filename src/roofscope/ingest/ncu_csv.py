@@ -14,9 +14,11 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -126,7 +128,7 @@ def _nvtx_columns(header: list[str]) -> list[str]:
 def _tail_is_clean(path: Path, compressed: bool) -> bool:
     """False when the file ends mid-line (a truncated export)."""
     if compressed:
-        return False  # cannot seek a gzip stream cheaply; the checked slow path handles it
+        return True  # DuckDB raises on a cut gzip stream, which sends it to the slow path
     with open(path, "rb") as fh:
         fh.seek(0, os.SEEK_END)
         if fh.tell() == 0:
@@ -164,12 +166,13 @@ def _read_csv_sql(
 
 
 def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
-    """Slow path: a temporary CSV holding only the header and well-formed data rows."""
+    """Slow path: a temporary CSV holding only the header and well-formed data rows.
+
+    Streams the export through Python's ``csv`` (NUL bytes dropped); a row cut by the end of the
+    file (or of a damaged gzip stream) is left out and reported.
+    """
     width = len(sn.header)
-    min_width = width
-    if sn.layout == DETAILS:
-        min_width = sn.header.index("Metric Value") + 1
-    id_index = 0
+    min_width = sn.header.index("Metric Value") + 1 if sn.layout == DETAILS else width
     skipped = 0
     truncated = False
     fd, tmp = tempfile.mkstemp(prefix="roofscope-clean-", suffix=".csv")
@@ -178,26 +181,26 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
         writer.writerow(sn.header)
         for _ in range(sn.header_line + 1):
             src.readline()
-        cleaned = (line.replace("\x00", "") for line in src)
-        reader = csv.reader(cleaned, strict=False)
+        last_line = [""]
+
+        def lines() -> Iterator[str]:
+            for line in src:
+                last_line[0] = line
+                yield line.replace("\x00", "")
+
+        pending: list[str] | None = None
         try:
-            rows = list(reader)
+            for row in csv.reader(lines(), strict=False):
+                if pending is not None:
+                    skipped += _write_if_row(writer, pending, sn, min_width, width)
+                pending = row
         except (EOFError, OSError):
-            rows, truncated = [], True
-        if rows and not _ends_with_newline(sn.path):
-            rows.pop()
             truncated = True
-        for row in rows:
-            if sn.layout == RAW and row and row[0] == "" and all(not v for v in row[:3]):
-                writer.writerow(row)  # the units row
-                continue
-            ok = min_width <= len(row) <= width and re.match(
-                _INT, row[id_index] if sn.layout != SUMMARY else row[0] or "x"
-            )
-            if ok:
-                writer.writerow(row + [""] * (width - len(row)))
-            elif any(v.strip() for v in row):
-                skipped += 1
+        if pending is not None:
+            if last_line[0].endswith("\n") and not truncated:
+                skipped += _write_if_row(writer, pending, sn, min_width, width)
+            else:
+                truncated = True
     if truncated:
         warnings.append("the file ends in the middle of a row (truncated export); last row skipped")
     if skipped:
@@ -205,15 +208,16 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
     return Path(tmp)
 
 
-def _ends_with_newline(path: Path) -> bool:
-    try:
-        with open_text(path) as fh:
-            last = ""
-            for chunk in iter(lambda: fh.read(1 << 20), ""):
-                last = chunk
-            return last.endswith("\n")
-    except (EOFError, OSError):
-        return False
+def _write_if_row(writer: Any, row: list[str], sn: Sniffed, min_width: int, width: int) -> int:
+    """Write a data row (or the raw page's units row); return 1 when it was noise instead."""
+    if sn.layout == RAW and row[:3] == ["", "", ""]:
+        writer.writerow(row)
+        return 0
+    # the first column is ID (Process ID on summary pages): an integer on every data row
+    if min_width <= len(row) <= width and re.match(_INT, row[0]):
+        writer.writerow(row + [""] * (width - len(row)))
+        return 0
+    return 1 if any(v.strip() for v in row) else 0
 
 
 Projection = list[tuple[str, float | None]]  # (column, scale to base SI; None = keep text)
@@ -263,7 +267,9 @@ def _select_list(sn: Sniffed, columns: Projection | None, split: bool = False) -
     if columns is None:
         return "*"
     header = _unique(sn.header)
-    parts = []
+    first = quote_ident(header[0])
+    id_text = f"ltrim({first}, '\"')" if split else first
+    parts = [f"TRY_CAST(trim({id_text}) AS BIGINT) AS launch_id"]
     for c, scale in columns:
         expr = quote_ident(c)
         if split and c == header[0]:
@@ -286,6 +292,12 @@ def _all_quoted(sn: Sniffed) -> bool:
     return sn.layout == RAW and sn.units is not None and sn.raw_header_line.startswith('"ID","')
 
 
+def _kind(table: str) -> str:
+    """A raw page is scanned straight into its persistent ``values_r{N}`` (saves a copy of
+    every value); other pages go through a temporary table."""
+    return "TABLE" if table.startswith("values_r") else "TEMP TABLE"
+
+
 def _try_split_read(
     con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, path: Path, columns: Projection
 ) -> bool:
@@ -298,7 +310,7 @@ def _try_split_read(
     )
     read_sql = _read_csv_sql(path, sn, sn.header_line + 1, True, sn.compressed, split=True)
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {src} AS SELECT {select} FROM {read_sql}")
+        con.execute(f"CREATE OR REPLACE {_kind(src)} {src} AS SELECT {select} FROM {read_sql}")
         ragged = scalar(con, f"SELECT count(*) FROM {src} WHERE {bad}")
     except duckdb.Error:
         ragged = 1
@@ -313,7 +325,7 @@ def _try_read(
     con: duckdb.DuckDBPyConnection, src: str, read_sql: str, select: str
 ) -> duckdb.Error | None:
     try:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {src} AS SELECT {select} FROM {read_sql}")
+        con.execute(f"CREATE OR REPLACE {_kind(src)} {src} AS SELECT {select} FROM {read_sql}")
     except duckdb.Error as exc:
         return exc
     return None
@@ -328,7 +340,7 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
     path = Path(path)
     sn = sniff(path)
     info = ReportInfo(report_id, str(path), sn.layout, decimal=sn.decimal)
-    src = f"src_r{report_id}"
+    src = f"values_r{report_id}" if sn.layout == RAW else f"src_r{report_id}"
     catalogue = _raw_catalogue(sn, info) if sn.layout == RAW else None
     columns = _projection(sn, catalogue)
     source, skip, compressed = path, sn.header_line + 1, sn.compressed
@@ -358,8 +370,12 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
         if sn.layout == RAW and _size(path) <= RAW_TABLE_LIMIT:
             full = _read_csv_sql(source, sn, skip, False, compressed)
         _load_layout(con, src, sn, info, full, catalogue)
-    finally:
+    except BaseException:
         con.execute(f"DROP TABLE IF EXISTS {src}")
+        raise
+    finally:
+        if sn.layout != RAW:
+            con.execute(f"DROP TABLE IF EXISTS {src}")
         if tmp is not None:
             tmp.unlink(missing_ok=True)
     if info.launches == 0:
@@ -486,7 +502,7 @@ def _load_raw(
     text of every column is copied too when the export is small (``full``)."""
     rid = info.report_id
     id_expr = f"CAST(trim({quote_ident('ID')}) AS BIGINT)"
-    info.launches = _insert_launches(con, src, header, rid, id_expr, aggregate=False)
+    info.launches = _insert_launches(con, src, header, rid, "launch_id", aggregate=False)
     nvtx = set(_nvtx_columns(header))
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
     info.raw_values = "source"
@@ -500,11 +516,6 @@ def _load_raw(
             info.raw_values = "table"
         except duckdb.Error:
             con.execute(f"DROP TABLE IF EXISTS raw_r{rid}")
-    typed = ", ".join(quote_ident(row[1]) for row in catalogue if row[8] and row[9])
-    con.execute(
-        f"CREATE TABLE values_r{rid} AS SELECT {id_expr} AS launch_id"
-        f"{', ' + typed if typed else ''} FROM {src}"
-    )
     _device_facts(con, info, text_source=src, header={row[1] for row in catalogue})
 
 

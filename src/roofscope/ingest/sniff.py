@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,14 +57,31 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> tuple[bytes, bool]:
     except PermissionError as exc:
         raise RoofscopeError("cannot be read (permission denied)", path=str(path)) from exc
     compressed = magic == GZIP_MAGIC
+    if not compressed:
+        with open(path, "rb") as fh:
+            return fh.read(size), False
+    return _gunzip_prefix(path, size), True
+
+
+def _gunzip_prefix(path: Path, size: int) -> bytes:
+    """Up to ``size`` bytes of a gzip file, tolerating a truncated stream (whose rows the
+    loader then reports as cut) but not data that is not gzip at all."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    out = bytearray()
     try:
-        opener = gzip.open if compressed else open
-        with opener(path, "rb") as fh:
-            return fh.read(size), compressed
-    except (OSError, EOFError) as exc:
+        with open(path, "rb") as fh:
+            while len(out) < size:
+                chunk = fh.read(1 << 16)
+                if not chunk:
+                    break
+                out += inflater.decompress(chunk, size - len(out))
+                if inflater.unconsumed_tail:
+                    break
+    except zlib.error as exc:
         raise RoofscopeError(
             f"gzip data is damaged ({exc})", path=str(path), hint="re-compress or export again"
         ) from exc
+    return bytes(out)
 
 
 def _split_line(line: str) -> list[str]:

@@ -58,15 +58,24 @@ def to_csv(doc: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
+def _roof(bound: object) -> str:
+    """``memory (dram)`` -> ``DRAM``, ``compute (tensor)`` -> ``tensor``: the limiting roof."""
+    text = str(bound)
+    if "(" not in text:
+        return text
+    inner = text[text.index("(") + 1 : text.rindex(")")]
+    return inner.upper() if text.startswith("memory") else inner
+
+
 _COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
-    ("launches", "launches", lambda r: f"{r['launches']:,}"),
+    ("launches", "n", lambda r: f"{r['launches']:,}"),
     ("time", "time", lambda r: si(r["time_s"], "s")),
-    ("% time", "% time", lambda r: pct(r["time_pct"])),
+    ("% time", "%", lambda r: pct(r["time_pct"])),
     ("FLOP/s", "FLOP/s", lambda r: si(r["flop_per_s"], "FLOP/s")),
     ("AI dram", "AI DRAM", lambda r: _num(r["ai"]["dram"])),
     ("AI l2", "AI L2", lambda r: _num(r["ai"]["l2"])),
-    ("bound", "bound", lambda r: str(r["bound"])),
-    ("eff", "efficiency", lambda r: ratio_pct(r["efficiency"])),
+    ("bound", "roof", lambda r: _roof(r["bound"])),
+    ("eff", "eff", lambda r: ratio_pct(r["efficiency"])),
     ("headroom", "headroom", lambda r: si(r["headroom_s"], "s")),
 )
 
@@ -91,10 +100,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
             f"{_num(report['efficiency']['potential_speedup'])}×\n"
         )
         name_col = report.get("by", "group")
-        out.append("| " + " | ".join([name_col, *(c[1] for c in _COLUMNS)]) + " |")
+        out.append("| " + " | ".join([name_col, *(c[0] for c in _COLUMNS)]) + " |")
         out.append("|" + "---|" * (len(_COLUMNS) + 1))
         for row in report[_rows_key(report)]:
             cells = [_md_escape(str(row["name"])), *(_md_escape(c[2](row)) for c in _COLUMNS)]
+            cells[7] = _md_escape(str(row["bound"]))  # the full "memory (dram)" in Markdown
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         if report["ceilings"]:
@@ -130,9 +140,9 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
 def _rows_table(report: dict[str, Any]) -> Table:
     by = report.get("by", "group")
     table = Table(box=box.SIMPLE_HEAVY, header_style="bold", pad_edge=False)
-    table.add_column(by, overflow="fold", max_width=48)
+    table.add_column(by, overflow="fold", min_width=12, max_width=48, ratio=1)
     for _, title, _fn in _COLUMNS:
-        table.add_column(title, justify="right" if title != "bound" else "left")
+        table.add_column(title, justify="left" if title == "roof" else "right", no_wrap=True)
     for row in report[_rows_key(report)]:
         table.add_row(str(row["name"]), *(fn(row) for _, _, fn in _COLUMNS))
     return table
