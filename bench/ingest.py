@@ -8,8 +8,10 @@ and each in its own process (so peak memory is its own):
 * ``cached``     — re-open from that cache and produce the same report;
 * ``pandas``     — ``pandas.read_csv(skiprows=[1], thousands=",")`` then per-kernel sums in
   Python, the way the published studies' scripts do it;
-* ``duckdb-scan`` — ``read_csv(all_varchar=true)`` materialised into a table: the least a
-  DuckDB-based loader must do.
+* ``duckdb-scan`` — ``read_csv(all_varchar=true)`` materialised into a table: what a DuckDB
+  loader that keeps every column does;
+* ``duckdb-scan-projected`` — the same scan keeping, as text, only the columns roofscope reads:
+  the least a DuckDB loader of these numbers must do.
 
 Usage: python bench/ingest.py [N ...]   (default: 10000 100000). Prints a Markdown table.
 """
@@ -29,7 +31,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "sample_reports" / "resnet18_fp32_h100.ncu-raw.csv"
-METHODS = ("roofscope", "cached", "pandas", "duckdb-scan")
+METHODS = ("roofscope", "cached", "pandas", "duckdb-scan", "duckdb-scan-projected")
 
 
 def build(n: int, out: Path) -> None:
@@ -75,12 +77,21 @@ def run_pandas(path: str) -> dict:
     return {"launches": len(df), "kernels": len(per_kernel)}
 
 
-def run_scan(path: str) -> dict:
+def run_scan(path: str, projected: bool) -> dict:
     import duckdb
 
+    columns = "*"
+    if projected:
+        from roofscope.metric_names import is_wanted
+
+        with open(path, encoding="utf-8") as fh:
+            header = next(csv.reader([fh.readline()]))
+        keep = [c for c in header[:11] if c] + [c for c in header[11:] if is_wanted(c)]
+        columns = ", ".join(f'"{c}"' for c in keep)
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.execute(
-        f"CREATE TABLE t AS SELECT * FROM read_csv('{path}', header=true, all_varchar=true)"
+        f"CREATE TABLE t AS SELECT {columns} FROM read_csv('{path}', header=true, all_varchar=true)"
     )
     return {"rows": con.execute("SELECT count(*) FROM t").fetchall()[0][0] - 1}
 
@@ -92,7 +103,7 @@ def child(method: str, path: str, cache: str) -> None:
     elif method == "pandas":
         info = run_pandas(path)
     else:
-        info = run_scan(path)
+        info = run_scan(path, projected=method.endswith("projected"))
     elapsed = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"seconds": elapsed, "peak_mib": peak, **info}))
