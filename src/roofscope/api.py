@@ -53,11 +53,27 @@ class Report:
 
 @dataclass
 class Options:
+    """What the user chose, resolved (and so validated) before any file is read."""
+
     gpu: str | None = None
     ceilings_file: str | None = None
     fp16_convention: str = "ncu"
     rules: list[Rule] | None = None
     use_cache: bool = True
+    spec: GpuSpec | None = field(default=None, init=False)
+    user_ceilings: dict[str, float] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        if self.fp16_convention not in FP16_CONVENTIONS:
+            raise RoofscopeError(
+                f"unknown FP16 convention {self.fp16_convention!r}",
+                hint=f"use one of {', '.join(FP16_CONVENTIONS)}",
+            )
+        self.spec = find_gpu(self.gpu) if self.gpu else None
+        if self.ceilings_file:
+            self.user_ceilings = load_ceilings_file(self.ceilings_file)
+        if self.rules is None:
+            self.rules = default_rules()
 
 
 class Session:
@@ -67,15 +83,8 @@ class Session:
         self.store = store
         self.con = store.con
         self.options = options
-        if options.fp16_convention not in FP16_CONVENTIONS:
-            raise RoofscopeError(
-                f"unknown FP16 convention {options.fp16_convention!r}",
-                hint=f"use one of {', '.join(FP16_CONVENTIONS)}",
-            )
-        user_spec = find_gpu(options.gpu) if options.gpu else None
-        user_ceilings = load_ceilings_file(options.ceilings_file) if options.ceilings_file else {}
-        self.reports = self._load_reports(user_spec, user_ceilings)
-        self.grouper = Grouper(options.rules if options.rules is not None else default_rules())
+        self.reports = self._load_reports(options.spec, options.user_ceilings)
+        self.grouper = Grouper(options.rules or [])
         efficiency.build_launch_table(self.con, {r.report_id: r.ceilings for r in self.reports})
         self._apply_groups()
 
