@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from tests.conftest import SAMPLES
@@ -28,8 +29,9 @@ def run(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
 
 
 def test_console_script_is_installed():
-    exe = shutil.which("roofscope")
-    assert exe, "pip install -e . should put the roofscope console script on PATH"
+    beside = Path(sys.executable).parent / "roofscope"
+    exe = str(beside) if beside.exists() else shutil.which("roofscope")
+    assert exe, "pip install -e . should install the roofscope console script"
     out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("roofscope ")
 

@@ -16,20 +16,10 @@ def _tool(name: str) -> str:
     return exe
 
 
-def test_ruff_lint():
+@pytest.mark.parametrize("args", [["check"], ["format", "--check"]], ids=["lint", "format"])
+def test_ruff(args):
     out = subprocess.run(
-        [_tool("ruff"), "check", "src", "tests", "bench", "tools"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
-
-
-def test_ruff_format():
-    out = subprocess.run(
-        [_tool("ruff"), "format", "--check", "src", "tests", "bench", "tools"],
+        [_tool("ruff"), *args, "src", "tests", "bench", "tools"],
         cwd=REPO,
         capture_output=True,
         text=True,

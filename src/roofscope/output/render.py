@@ -148,12 +148,25 @@ def _rows_table(report: dict[str, Any]) -> Table:
     return table
 
 
+MAIN_ROOFS = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
+
+
 def _ceilings_table(report: dict[str, Any]) -> Table:
-    table = Table(title="ceilings", box=box.SIMPLE, title_justify="left", show_header=True)
+    """The roofs a roofline draws; per-data-type tensor roofs are listed in JSON."""
+    main = [c for c in report["ceilings"] if c["name"] in MAIN_ROOFS]
+    extra = len(report["ceilings"]) - len(main)
+    caption = f"{extra} per-data-type tensor roofs in --format json" if extra else None
+    table = Table(
+        title="ceilings",
+        box=box.SIMPLE,
+        title_justify="left",
+        caption=caption,
+        caption_justify="left",
+    )
     table.add_column("roof")
-    table.add_column("value", justify="right")
+    table.add_column("value", justify="right", no_wrap=True)
     table.add_column("source", overflow="fold")
-    for c in report["ceilings"]:
+    for c in main:
         table.add_row(c["name"], si(c["value"], c["unit"]), c["source"])
     return table
 
