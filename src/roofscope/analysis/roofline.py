@@ -26,6 +26,8 @@ def classify(
             return "unknown", None
         busiest = max(levels, key=lambda lvl: levels[lvl] / ceilings[lvl].value)
         return f"memory ({busiest})", None
+    if not levels:
+        return "unknown", None  # FLOPs without bytes: no intensity, so no roof to compare
     dominant = max(known, key=lambda p: known[p])
     roof_name = dominant if dominant in ceilings else ("fp32" if "fp32" in ceilings else None)
     candidates: list[tuple[float, str]] = []
@@ -33,7 +35,5 @@ def classify(
         candidates.append((ceilings[roof_name].value, f"compute ({roof_name})"))
     for lvl, b in levels.items():
         candidates.append((total / b * ceilings[lvl].value, f"memory ({lvl})"))
-    if not candidates:
-        return "unknown", None
     value, label = min(candidates)
     return label, value

@@ -194,12 +194,16 @@ def _histogram_table(report: dict[str, Any]) -> Table:
 
 def to_table(doc: dict[str, Any], console: Console) -> None:
     for report in doc["reports"]:
-        parts = [
-            _summary_panel(report),
-            _rows_table(report),
-            _histogram_table(report),
-            _ceilings_table(report),
-        ]
+        roofs: Any = (
+            _ceilings_table(report)
+            if report["ceilings"]
+            else Text(
+                "no ceilings: the export has no peak metrics and names no known GPU "
+                "(pass --gpu NAME or --ceilings FILE)",
+                style="yellow",
+            )
+        )
+        parts = [_summary_panel(report), _rows_table(report), _histogram_table(report), roofs]
         console.print(Group(*parts))
     for w in doc["warnings"]:
         console.print(Text(f"warning: {w}", style="yellow"), soft_wrap=True)
