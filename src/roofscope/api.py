@@ -7,13 +7,14 @@ asked for, so the CLI and TUI start without it.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from roofscope.analysis import efficiency, summary
+from roofscope.analysis import browse, detail, efficiency, summary
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule, default_rules
 from roofscope.hardware.ceilings import Ceiling, load_ceilings_file, resolve_ceilings
@@ -82,6 +83,9 @@ class Session:
     def __init__(self, store: OpenedStore, options: Options):
         self.store = store
         self.con = store.con
+        # One connection, used by one thread at a time: the TUI's workers query through it,
+        # and the session's temporary tables are per connection in DuckDB.
+        self.lock = threading.RLock()
         self.options = options
         self.reports = self._load_reports(options.spec, options.user_ceilings)
         self.grouper = Grouper(options.rules or [])
@@ -154,14 +158,55 @@ class Session:
     def warnings(self) -> list[str]:
         return [f"{r.path}: {w}" for r in self.reports for w in r.warnings]
 
-    def rows(self, by: str = "group", report: int = 0) -> list[dict[str, Any]]:
+    def rows(
+        self,
+        by: str = "group",
+        report: int = 0,
+        flt: browse.Filter | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Aggregated rows; with a filter, ``time_pct`` stays a share of the whole report."""
         if by not in summary.KEYS:
             raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
         r = self.reports[report]
-        return summary.rows(self.con, r.report_id, by, r.ceilings)
+        where = flt.sql() if flt else "TRUE"
+        with self.lock:
+            total = self.totals(report)["time_s"] if flt or limit else None
+            return summary.rows(self.con, r.report_id, by, r.ceilings, where, total, limit)
+
+    def pager(
+        self, report: int, flt: browse.Filter, sort: str = "time_s", descending: bool = True
+    ) -> browse.LaunchPager:
+        with self.lock:
+            return browse.LaunchPager(
+                self.con, self.reports[report].report_id, flt.sql(), sort, descending
+            )
+
+    def page(self, pager: browse.LaunchPager, start: int, size: int) -> list[tuple]:
+        with self.lock:
+            return pager.page(start, size)
+
+    def launch_detail(self, report: int, launch_id: int) -> list[detail.MetricRow]:
+        r = self.reports[report]
+        where = f"launch_id = {int(launch_id)}"
+        with self.lock:
+            return [
+                *detail.derived_rows(self.con, r.report_id, where, r.plan.provenance),
+                *detail.raw_rows_for_launch(self.con, r.report_id, int(launch_id)),
+            ]
+
+    def group_detail(self, report: int, group: str) -> list[detail.MetricRow]:
+        r = self.reports[report]
+        where = detail.group_where(group)
+        with self.lock:
+            return [
+                *detail.derived_rows(self.con, r.report_id, where, r.plan.provenance),
+                *detail.raw_rows_for_group(self.con, r.report_id, where),
+            ]
 
     def histogram(self, report: int = 0) -> dict[str, Any]:
-        bins, unknown = efficiency.histogram(self.con, self.reports[report].report_id)
+        with self.lock:
+            bins, unknown = efficiency.histogram(self.con, self.reports[report].report_id)
         return {
             "potential_speedup": efficiency.potential_speedup(bins),
             "bins": [b.to_dict() for b in bins],

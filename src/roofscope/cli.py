@@ -1,4 +1,4 @@
-"""Command line: ``roofscope report FILE…`` (headless); TUI and monitor come with their issues.
+"""Command line: ``roofscope open FILE…`` (the TUI) and ``roofscope report FILE…`` (headless).
 
 Errors a user can cause are printed as one line, ``roofscope: FILE: what is wrong (hint)``, with
 exit code 2. pandas and Textual are never imported here.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from roofscope import __version__
 from roofscope.errors import RoofscopeError
@@ -26,6 +27,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="roofscope", description="GPU performance data explorer.")
     parser.add_argument("--version", action="version", version=f"roofscope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    opener = sub.add_parser(
+        "open",
+        help="explore exports in the terminal UI (no FILE: a start screen)",
+        description="Open ncu exports in the keyboard-driven TUI.",
+    )
+    opener.add_argument("files", nargs="*", metavar="FILE", help="ncu exports, as for report")
+    opener.add_argument(
+        "--ascii",
+        action="store_true",
+        help="no braille or box characters (automatic without a UTF-8 locale)",
+    )
+    _add_load_options(opener)
     report = sub.add_parser(
         "report",
         help="summarise ncu exports headless (table, JSON, CSV, Markdown)",
@@ -47,20 +60,44 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--top", type=int, default=None, metavar="N", help="only the N rows with the most time"
     )
-    report.add_argument(
+    _add_load_options(report)
+    return parser
+
+
+def _add_load_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--gpu", metavar="NAME", help="GPU for datasheet ceilings when the export does not name it"
     )
-    report.add_argument("--ceilings", metavar="FILE", help="TOML file with [ceilings] values")
-    report.add_argument(
+    parser.add_argument("--ceilings", metavar="FILE", help="TOML file with [ceilings] values")
+    parser.add_argument(
         "--fp16-convention",
         choices=("ncu", "nersc"),
         default="ncu",
         help="FP16 FLOPs: ncu = 2·hadd+2·hmul+4·hfma (default), nersc = hadd+hmul+2·hfma",
     )
-    report.add_argument(
+    parser.add_argument(
         "--no-cache", action="store_true", help="do not read or write the cache database"
     )
-    return parser
+
+
+def _open(args: argparse.Namespace) -> int:
+    from roofscope.api import Options
+    from roofscope.tui.app import RoofscopeApp
+
+    for path in args.files:  # fail before the screen switches, with the one-line message
+        if not Path(path).exists():
+            raise RoofscopeError("no such file", path=path, hint="check the path")
+    Options(args.gpu, args.ceilings, args.fp16_convention)  # validates the options first
+    app = RoofscopeApp(
+        list(args.files),
+        ascii_only=args.ascii,
+        gpu=args.gpu,
+        ceilings=args.ceilings,
+        fp16_convention=args.fp16_convention,
+        use_cache=not args.no_cache,
+    )
+    app.run()
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -97,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return _report(args)
+        return _open(args) if args.command == "open" else _report(args)
     except RoofscopeError as exc:
         print(exc.one_line(), file=sys.stderr)
         return 2

@@ -215,3 +215,28 @@ def _build_in_memory(
     con = _connect()
     build(con, paths, identity, on_build)
     return con
+
+
+def recent_inputs(limit: int = 10) -> list[str]:
+    """Files opened before, newest first, read from the caches' ``meta`` (start screen)."""
+    directory = cache_dir()
+    if not directory.is_dir():
+        return []
+    seen: list[str] = []
+    caches = sorted(directory.glob("*.duckdb"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for path in caches:
+        try:
+            con = _connect(str(path), read_only=True)
+            try:
+                rows = con.execute("SELECT value FROM meta WHERE key = 'inputs'").fetchall()
+            finally:
+                con.close()
+        except duckdb.Error:
+            continue
+        for entry in json.loads(rows[0][0]) if rows else []:
+            name = entry.get("path")
+            if name and name not in seen and Path(name).exists():
+                seen.append(name)
+        if len(seen) >= limit:
+            break
+    return seen[:limit]

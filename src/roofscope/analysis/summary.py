@@ -33,18 +33,21 @@ def rows(
     by: str,
     ceilings: list[Ceiling],
     where: str = "TRUE",
+    total_time: float | None = None,
+    limit: int | None = None,
 ) -> list[dict[str, object]]:
-    """Aggregated rows of one report, sorted by time (largest first)."""
+    """Aggregated rows of one report, sorted by time (largest first); shares are of
+    ``total_time`` when given (a filtered view), else of the rows' own sum."""
     key = KEYS[by]
     extra = ", any_value(kernel) AS kernel, any_value(grp) AS grp" if by == "launch" else ""
     result = con.execute(
         f"SELECT {key} AS name, {', '.join(_AGGREGATES)}{extra} FROM launch_view "
         f"WHERE report_id = {report_id} AND ({where}) GROUP BY {key} "
-        f"ORDER BY time_s DESC NULLS LAST, name"
+        f"ORDER BY time_s DESC NULLS LAST, name{f' LIMIT {int(limit)}' if limit else ''}"
     )
     names = [d[0] for d in result.description]
     data = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
-    total = sum((r["time_s"] or 0.0) for r in data)
+    total = total_time if total_time is not None else sum((r["time_s"] or 0.0) for r in data)
     roofs = {c.name: c for c in ceilings}
     return [_finish(r, total, roofs) for r in data]
 

@@ -1,0 +1,194 @@
+"""Every metric of one launch (or of a group) for the drill-down, raw and derived.
+
+Raw values come from the store (``raw_r{N}`` / ``det_r{N}``) or, for raw pages too large to
+copy, from the export itself. A group shows extensive quantities (bytes, instructions, cycles,
+seconds) summed and intensive ones (percentages, rates, clocks) time-weighted, and says which.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+
+import duckdb
+
+from roofscope.ingest.sniff import open_text, sniff
+from roofscope.ingest.units import UnknownUnitError, parse_unit
+from roofscope.sqlutil import quote_ident, quote_str
+
+DERIVED = (
+    ("time_s", "s"),
+    ("fp64", "FLOP"),
+    ("fp32", "FLOP"),
+    ("fp16", "FLOP"),
+    ("tensor", "FLOP"),
+    ("dram", "B"),
+    ("l2", "B"),
+    ("l1", "B"),
+    ("l1_traffic", "B"),
+    ("l2_traffic", "B"),
+    ("l1_chart", "B"),
+    ("l2_chart", "B"),
+    ("util_tensor_eff", ""),
+    ("util_fp32_eff", ""),
+    ("util_dram_eff", ""),
+    ("efficiency", ""),
+)
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    kind: str  # "derived" or "raw"
+    name: str
+    value: float | str | None
+    unit: str
+    source: str  # formula, provenance or how a group value was aggregated
+
+
+def parse_number(text: str | None, decimal: str = ".") -> float | None:
+    """Python twin of ingest.numbers.number_sql, for single values."""
+    if text is None:
+        return None
+    head = text.strip().split(" (", 1)[0]
+    head = head.replace(".", "").replace(",", ".") if decimal == "," else head.replace(",", "")
+    try:
+        value = float(head)
+    except ValueError:
+        return None
+    return None if value != value or value in (float("inf"), float("-inf")) else value
+
+
+def _intensive(unit: str) -> bool:
+    return "/" in unit or unit in ("%", "Hz")
+
+
+def derived_rows(
+    con: duckdb.DuckDBPyConnection, report_id: int, where: str, provenance: dict[str, str]
+) -> list[MetricRow]:
+    """Derived quantities of the launches matching ``where`` (sums; utilisations time-weighted)."""
+    exprs = []
+    for name, unit in DERIVED:
+        if unit:
+            exprs.append(f"sum({name} * invocations)")
+        else:
+            exprs.append(
+                f"sum({name} * time_s * invocations) / nullif(sum(time_s * invocations) "
+                f"FILTER (WHERE {name} IS NOT NULL), 0)"
+            )
+    row = con.execute(
+        f"SELECT {', '.join(exprs)} FROM launch_view WHERE report_id = {report_id} AND ({where})"
+    ).fetchall()[0]
+    out = []
+    for (name, unit), value in zip(DERIVED, row, strict=True):
+        key = name.removesuffix("_eff")
+        why = provenance.get(key) or provenance.get(name) or ""
+        if name.endswith("_eff"):
+            why = f"{why}; else achieved ÷ ceiling" if why else "achieved ÷ ceiling"
+        if name == "efficiency":
+            why = "max(tensor, FP32, DRAM utilisation)"
+        out.append(MetricRow("derived", name, value, unit or "fraction", why))
+    return out
+
+
+def raw_rows_for_launch(
+    con: duckdb.DuckDBPyConnection, report_id: int, launch_id: int
+) -> list[MetricRow]:
+    """Every exported value of one launch, scaled to base SI where the unit is known."""
+    layout, raw_values, decimal, path = con.execute(
+        f"SELECT layout, raw_values, decimal, path FROM reports WHERE report_id = {report_id}"
+    ).fetchall()[0]
+    units = {
+        m: (u, s)
+        for m, u, s in con.execute(
+            f"SELECT metric, unit, scale FROM catalogue WHERE report_id = {report_id}"
+        ).fetchall()
+    }
+    if layout == "ncu-raw":
+        if raw_values == "table":
+            result = con.execute(f"SELECT * FROM raw_r{report_id} WHERE launch_id = {launch_id}")
+            names = [d[0] for d in result.description]
+            found = result.fetchall()
+            values = dict(zip(names, found[0], strict=True)) if found else {}
+        else:
+            values = _row_from_export(path, launch_id)
+        values.pop("launch_id", None)
+        return [
+            _raw_row(m, v, units.get(m, ("", None)), decimal, "raw column")
+            for m, v in values.items()
+            if m in units
+        ]
+    rows = con.execute(
+        f"SELECT metric, any_value(label), any_value(unit), any_value(value) "
+        f"FROM det_r{report_id} WHERE launch_id = {launch_id} GROUP BY metric ORDER BY metric"
+    ).fetchall()
+    out = []
+    for metric, label, unit, value in rows:
+        try:
+            scale = parse_unit(unit).scale
+        except UnknownUnitError:
+            scale = None
+        source = f"details label {label!r}" if label else "details row"
+        out.append(_raw_row(metric, value, (unit, scale), decimal, source))
+    return out
+
+
+def _raw_row(
+    metric: str, text: str | None, unit_scale: tuple, decimal: str, source: str
+) -> MetricRow:
+    unit, scale = unit_scale
+    number = parse_number(text, decimal)
+    if number is not None and scale is not None:
+        base = parse_unit(unit).base if unit else ""
+        return MetricRow("raw", metric, number * scale, base, f"{source}: {text} {unit}".strip())
+    return MetricRow("raw", metric, text, unit or "", source)
+
+
+def _row_from_export(path: str, launch_id: int) -> dict[str, str]:
+    """One row of a raw page read from the export (too large to have been copied)."""
+    sn = sniff(path)
+    with open_text(sn.path) as fh:
+        for _ in range(sn.header_line):
+            fh.readline()
+        reader = csv.reader(line.replace("\x00", "") for line in fh)
+        header = next(reader)
+        for row in reader:
+            if row and row[0].strip() == str(launch_id):
+                return dict(zip(header, row, strict=False))
+    return {}
+
+
+def raw_rows_for_group(
+    con: duckdb.DuckDBPyConnection, report_id: int, where: str
+) -> list[MetricRow]:
+    """Numeric metrics of the matching launches: extensive ones summed, intensive ones
+    time-weighted (from the typed values; every metric roofscope computes with)."""
+    cat = con.execute(
+        f"SELECT metric, base_unit FROM catalogue WHERE report_id = {report_id} "
+        f"AND wanted AND known_unit ORDER BY metric"
+    ).fetchall()
+    present = {d[0] for d in con.execute(f"SELECT * FROM values_r{report_id} LIMIT 0").description}
+    cat = [(m, u or "") for m, u in cat if m in present]
+    if not cat:
+        return []
+    exprs = []
+    for metric, unit in cat:
+        col = f"v.{quote_ident(metric)}"
+        if _intensive(unit):
+            exprs.append(
+                f"sum({col} * f.time_s * f.invocations) / nullif(sum(f.time_s * "
+                f"f.invocations) FILTER (WHERE {col} IS NOT NULL), 0)"
+            )
+        else:
+            exprs.append(f"sum({col} * f.invocations)")
+    row = con.execute(
+        f"SELECT {', '.join(exprs)} FROM values_r{report_id} v JOIN launch_view f "
+        f"ON f.launch_id = v.launch_id AND f.report_id = {report_id} WHERE {where}"
+    ).fetchall()[0]
+    return [
+        MetricRow("raw", m, value, unit, "time-weighted mean" if _intensive(unit) else "sum")
+        for (m, unit), value in zip(cat, row, strict=True)
+    ]
+
+
+def group_where(group: str) -> str:
+    return f"grp = {quote_str(group)}"

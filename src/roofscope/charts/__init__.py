@@ -1,0 +1,1 @@
+"""Terminal charts: pure functions of data and size, returning text (no Textual here)."""

@@ -1,0 +1,48 @@
+"""The only module that imports plotext (6.x, a beta rewrite with a private figure class).
+
+Each call builds on its own figure, so charts can be drawn from worker threads without
+plotext's global state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Series:
+    xs: Sequence[float]
+    ys: Sequence[float]
+    marker: str | None = None  # None: draw as a line (plotext colours each series in turn)
+
+
+def decade_chart(
+    series: Sequence[Series],
+    width: int,
+    height: int,
+    xticks: tuple[list[float], list[str]],
+    yticks: tuple[list[float], list[str]],
+    *,
+    ascii_only: bool = False,
+    color: bool = True,
+) -> str:
+    """A chart of data already in log10 units, with decade ticks, as text (ANSI colour codes
+    unless ``color`` is False)."""
+    from plotext._kernel.terminal import terminal as _Terminal
+
+    fig = _Terminal()._master
+    fig.plot_size(max(width, 20), max(height - 1, 6))  # the tick labels take one more row
+    for s in series:
+        kwargs: dict[str, object] = {}
+        if s.marker is not None:
+            kwargs["marker"] = s.marker
+        else:
+            kwargs["marker"] = "." if ascii_only else "braille"  # thin lines
+        signal = fig.signal(list(s.xs), list(s.ys), **kwargs)
+        if s.marker is None:
+            signal.lines()
+        fig.draw(signal)
+    fig.ruler("x").ticks(*xticks)
+    fig.ruler("y").ticks(*yticks)
+    return fig.build().string(colorless=not color)

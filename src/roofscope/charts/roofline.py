@@ -1,0 +1,135 @@
+"""The hierarchical roofline as text: memory diagonals, compute horizontals, points.
+
+A pure function of data and size. plotext draws the axes and lines; the log-log transform is
+done here (log10 of the data on linear axes with decade ticks), because plotext 6.1's own log
+rulers with explicit ticks collapsed the plot (docs/decisions.md).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from roofscope.charts.plotext_backend import Series, decade_chart
+
+
+@dataclass(frozen=True)
+class Point:
+    name: str
+    ai: float  # FLOP/B at the chosen memory level
+    flop_per_s: float
+    share: float  # of the run time, 0..1
+    selected: bool = False
+
+
+@dataclass(frozen=True)
+class Roof:
+    name: str  # fp32, tensor, dram, l2, …
+    kind: str  # compute | memory
+    value: float  # FLOP/s or B/s
+    source: str
+
+
+def glyph(share: float, selected: bool, ascii_only: bool) -> str:
+    """Marker by share of run time: the big consumers stand out."""
+    if selected:
+        return "X" if ascii_only else "◉"
+    if share >= 0.2:
+        return "@" if ascii_only else "●"
+    if share >= 0.05:
+        return "o" if ascii_only else "•"
+    return "." if ascii_only else "·"
+
+
+def _si(value: float) -> str:
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g}{prefix}"
+    return f"{value:.3g}"
+
+
+def _decades(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    a, b = math.floor(lo), math.ceil(hi)
+    ticks = list(range(a, b + 1))
+    return [float(t) for t in ticks], [_si(10.0**t) for t in ticks]
+
+
+def render(
+    points: list[Point],
+    roofs: list[Roof],
+    width: int,
+    height: int,
+    *,
+    ascii_only: bool = False,
+    color: bool = True,
+) -> str:
+    """The chart (``height`` rows) for the given points and roofs; empty roofs are allowed."""
+    memory = [r for r in roofs if r.kind == "memory" and r.value > 0]
+    compute = [r for r in roofs if r.kind == "compute" and r.value > 0]
+    pts = [p for p in points if p.ai > 0 and p.flop_per_s > 0]
+    xs = [p.ai for p in pts]
+    ys = [p.flop_per_s for p in pts]
+    top = max((r.value for r in compute), default=max(ys, default=1e12))
+    widest = max((r.value for r in memory), default=None)
+    ridges = [top / r.value for r in memory]
+    x_lo = math.log10(min([*xs, *ridges, 1.0])) - 0.5
+    x_hi = math.log10(max([*xs, *ridges, 1.0])) + 0.5
+    y_lo = math.log10(min([*ys, *(10**x_lo * r.value for r in memory), top])) - 0.3
+    y_hi = math.log10(top) + 0.3
+    series: list[Series] = []
+    for r in memory:
+        x_end = math.log10(top / r.value)
+        series.append(
+            Series(
+                [x_lo, x_end],
+                [x_lo + math.log10(r.value), math.log10(top)],
+            )
+        )
+    for r in compute:
+        x_start = math.log10(r.value / widest) if widest else x_lo
+        series.append(
+            Series(
+                [max(x_start, x_lo), x_hi],
+                [math.log10(r.value)] * 2,
+            )
+        )
+    # draw small points first so that the big and the selected ones stay on top
+    for p in sorted(pts, key=lambda p: (p.selected, p.share)):
+        series.append(
+            Series(
+                [math.log10(p.ai)],
+                [math.log10(p.flop_per_s)],
+                marker=glyph(p.share, p.selected, ascii_only),
+            )
+        )
+    if not series:
+        return "nothing to draw: no FLOPs, bytes or ceilings in this report"
+    # pin the axes: invisible corner points keep every roof and point inside the frame
+    series.insert(0, Series([x_lo, x_hi], [y_lo, y_hi], marker=" "))
+    return decade_chart(
+        series,
+        width,
+        height,
+        _decades(x_lo, x_hi),
+        _decades(y_lo, y_hi),
+        ascii_only=ascii_only,
+        color=color,
+    )
+
+
+def legend(roofs: list[Roof], selected: Point | None, level: str) -> list[str]:
+    """Compact lines under the chart: the roofs with values and sources, then the selection."""
+    compute = " ".join(f"{r.name.upper()} {_si(r.value)}" for r in roofs if r.kind == "compute")
+    memory = " ".join(f"{r.name.upper()} {_si(r.value)}" for r in roofs if r.kind == "memory")
+    sources = sorted({r.source.split(":")[0].split(" (")[0] for r in roofs})
+    lines = []
+    if compute:
+        lines.append(f"compute FLOP/s: {compute}")
+    if memory:
+        lines.append(f"memory B/s: {memory}   (source: {', '.join(sources)})")
+    if selected is not None:
+        lines.append(
+            f"▶ {selected.name}: AI({level}) {selected.ai:.3g} FLOP/B, "
+            f"{_si(selected.flop_per_s)}FLOP/s, {selected.share:.1%} of time"
+        )
+    return lines

@@ -1,0 +1,337 @@
+"""``roofscope open``: the app shell — panes on number keys, one shared selection.
+
+The app holds a :class:`roofscope.api.Session`; every query runs in a thread worker through
+the session's lock and comes back with ``call_from_thread``, so the UI thread never waits on
+DuckDB. Panes render; nothing here computes a metric.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.command import Hit, Hits, Provider
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from roofscope.api import Session, load
+from roofscope.errors import RoofscopeError
+from roofscope.grouping import Rule
+from roofscope.output.export import write_table, write_text
+from roofscope.tui.panes.detail import DetailPane
+from roofscope.tui.panes.efficiency import EfficiencyPane
+from roofscope.tui.panes.kernels import KernelsPane
+from roofscope.tui.panes.roofline import ROOFS, RooflinePane
+from roofscope.tui.screens.modals import ExportScreen, HelpScreen, RuleEditor
+
+PANES = (
+    ("kernels", "Kernels"),
+    ("roofline", "Roofline"),
+    ("efficiency", "Efficiency"),
+    ("detail", "Detail"),
+)
+
+HELP = """[b]roofscope[/b] — keys
+
+  1 2 3 4      Kernels · Roofline · Efficiency · Detail
+  Enter        drill down (group → launches → detail; efficiency bin → its kernels)
+  Escape       back (launches → groups; clear the filter)
+  /            filter by regex (Kernels), search metrics (Detail)
+  s  r         cycle the sort column · reverse the order (Kernels)
+  g            grouping-rule editor (Ctrl+S in it saves to ./roofscope.toml)
+  l  t         Roofline: AI at DRAM/L2/L1 · groups or the longest launches
+  .            next report (when several are open)
+  e            export what the pane shows (.csv/.md tables, .txt charts)
+  Ctrl+P       command palette: panes, jump to a group, toggle roofs
+  ?            this help          q  quit
+
+Selection is shared: the group or launch under the cursor in Kernels is highlighted on the
+roofline and listed in Detail. Times are ncu's (replayed, clocks locked to base).
+"""
+
+
+def ascii_terminal() -> bool:
+    """No braille or box glyphs when the locale is not UTF-8 (or --ascii)."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower()
+    lang = " ".join(os.environ.get(k, "") for k in ("LC_ALL", "LC_CTYPE", "LANG")).lower()
+    return "utf" not in encoding and "utf" not in lang
+
+
+class RoofscopeCommands(Provider):
+    """Palette entries: panes, every group (jump to it), roof toggles."""
+
+    async def search(self, query: str) -> Hits:
+        app = self.app
+        assert isinstance(app, RoofscopeApp)
+        matcher = self.matcher(query)
+        entries: list[tuple[str, Any, str]] = [
+            (f"Pane: {title}", lambda k=key: app.action_show_pane(k), "switch pane")
+            for key, title in PANES
+        ]
+        entries += [
+            (f"Group: {name}", lambda n=name: app.jump_to_group(n), "select in Kernels")
+            for name in app.group_names()
+        ]
+        entries += [
+            (f"Toggle roof: {roof}", lambda r=roof: app.toggle_roof(r), "show/hide on Roofline")
+            for roof in ROOFS
+        ]
+        for text, callback, help_text in entries:
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), callback, help=help_text)
+
+
+class StartScreen(Screen[str]):
+    """``roofscope open`` with no file: the bundled samples and recently opened reports."""
+
+    BINDINGS = [Binding("q", "app.quit", "Quit")]
+
+    def __init__(self, choices: list[str]):
+        super().__init__()
+        self.choices = choices
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                "[b]roofscope[/b] — choose a report (Enter), or q to quit.\n"
+                "Open your own with: roofscope open FILE…"
+            )
+            yield OptionList(*[Option(c, id=c) for c in self.choices], id="start-choices")
+        yield Footer()
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.dismiss(event.option.id)
+
+
+def start_choices() -> list[str]:
+    from roofscope.store import recent_inputs
+
+    found: list[str] = []
+    for folder in (
+        Path.cwd() / "sample_reports",
+        Path(__file__).resolve().parents[3] / "sample_reports",
+    ):
+        if folder.is_dir():
+            found += [str(p) for p in sorted(folder.glob("*.csv*")) if str(p) not in found]
+    return found + [p for p in recent_inputs() if p not in found]
+
+
+class RoofscopeApp(App[None]):
+    TITLE = "roofscope"
+    CSS = """
+    Screen { layout: vertical; }
+    #loading { height: 1fr; content-align: center middle; }
+    ContentSwitcher { height: 1fr; }
+    *:focus { border: none; }
+    """
+    COMMANDS = App.COMMANDS | {RoofscopeCommands}
+    BINDINGS = [
+        Binding("1", "show_pane('kernels')", "Kernels", id="pane.kernels"),
+        Binding("2", "show_pane('roofline')", "Roofline", id="pane.roofline"),
+        Binding("3", "show_pane('efficiency')", "Efficiency", id="pane.efficiency"),
+        Binding("4", "show_pane('detail')", "Detail", id="pane.detail"),
+        Binding("e", "export", "Export", id="export"),
+        Binding("full_stop", "next_report", "Next report", show=False),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(
+        self,
+        paths: list[str],
+        *,
+        ascii_only: bool = False,
+        session: Session | None = None,
+        **load_options: Any,
+    ):
+        super().__init__()
+        self.paths = paths
+        self.load_options = load_options
+        self.session: Session = session  # type: ignore[assignment]
+        self.report = 0
+        self.selected_group: str | None = None
+        self.selected_launch: int | None = None
+        self.ascii_only = ascii_only or ascii_terminal()
+        self.use_color = "NO_COLOR" not in os.environ
+        self.started = time.perf_counter()
+        self.first_paint_s: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("loading…", id="loading")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_interval(5.0, self._watchdog)
+        if self.session is not None:
+            self.call_after_refresh(self._mount_panes)
+        elif self.paths:
+            self._open(self.paths)
+        else:
+            self.push_screen(StartScreen(start_choices()), lambda p: self._open([p]) if p else None)
+
+    def _watchdog(self) -> None:
+        """Leave when the terminal is gone (an SSH link that dropped), like dolphie does."""
+        if os.getppid() == 1 and not sys.__stdin__.isatty():  # pragma: no cover - needs a tty
+            self.exit()
+
+    @work(thread=True, exclusive=True, group="open")
+    def _open(self, paths: list[str]) -> None:
+        try:
+            session = load(*paths, **self.load_options)
+        except RoofscopeError as exc:
+            self.call_from_thread(self._failed, exc)
+            return
+        self.call_from_thread(self._opened, session)
+
+    def _failed(self, exc: RoofscopeError) -> None:
+        self.query_one("#loading", Static).update(exc.one_line())
+        self.notify(exc.one_line(), severity="error", timeout=10)
+
+    def _opened(self, session: Session) -> None:
+        self.session = session
+        self._mount_panes()
+
+    def _mount_panes(self) -> None:
+        self.query_one("#loading").remove()
+        switcher = ContentSwitcher(
+            KernelsPane(id="kernels"),
+            RooflinePane(id="roofline"),
+            EfficiencyPane(id="efficiency"),
+            DetailPane(id="detail"),
+            initial="kernels",
+        )
+        self.mount(switcher, before=self.query_one(Footer))
+        self.call_after_refresh(self._painted)
+
+    def _painted(self) -> None:
+        self.first_paint_s = time.perf_counter() - self.started
+        self.query_one("#groups").focus()
+
+    # -- shared state ----------------------------------------------------------------------
+    def report_label(self) -> str:
+        report = self.session.reports[self.report]
+        name = Path(report.path).name
+        more = (
+            f" [{self.report + 1}/{len(self.session.reports)}]"
+            if len(self.session.reports) > 1
+            else ""
+        )
+        return f"{name}{more} · {report.gpu_name or 'GPU ?'}"
+
+    def select_group(self, name: str | None) -> None:
+        self.selected_group = name
+        self.selected_launch = None
+        self._selection_changed()
+
+    def select_launch(self, launch_id: int) -> None:
+        self.selected_launch = launch_id
+        self._selection_changed()
+
+    def _selection_changed(self) -> None:
+        for pane in self.query(RooflinePane):
+            pane.redraw()
+        for pane in self.query(DetailPane):
+            pane.reload()
+
+    def group_names(self) -> list[str]:
+        pane = self.query(KernelsPane)
+        return [str(r["name"]) for r in pane.first().rows] if pane else []
+
+    def kernel_names(self) -> list[str]:
+        with self.session.lock:
+            rows = self.session.con.execute(
+                "SELECT DISTINCT kernel FROM launches WHERE kernel IS NOT NULL ORDER BY 1"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def set_rules(self, rules: list[Rule]) -> None:
+        with self.session.lock:
+            self.session.set_rules(rules)
+        self._reload_all()
+
+    def _reload_all(self) -> None:
+        for pane in self.query(KernelsPane):
+            pane.reload()
+        for pane in self.query(RooflinePane):
+            pane.reload()
+        for pane in self.query(EfficiencyPane):
+            pane.reload()
+
+    # -- actions ---------------------------------------------------------------------------
+    def action_show_pane(self, key: str) -> None:
+        switchers = self.query(ContentSwitcher)
+        if not switchers:
+            return
+        switchers.first().current = key
+        pane = self.query_one(f"#{key}")
+        focusable = [w for w in pane.query("*") if w.focusable and w.display]
+        if focusable:
+            focusable[0].focus()
+        if key == "roofline":
+            pane.redraw()  # type: ignore[attr-defined]
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(HELP))
+
+    def action_rules(self) -> None:
+        self.push_screen(RuleEditor(list(self.session.grouper.rules)))
+
+    def action_next_report(self) -> None:
+        if self.session is not None and len(self.session.reports) > 1:
+            self.report = (self.report + 1) % len(self.session.reports)
+            self.selected_group = self.selected_launch = None
+            self._reload_all()
+
+    def jump_to_group(self, name: str) -> None:
+        self.action_show_pane("kernels")
+        kernels = self.query_one(KernelsPane)
+        names = [str(r["name"]) for r in kernels.rows]
+        if name in names:
+            kernels.query_one("#groups").move_cursor(row=names.index(name))  # type: ignore[attr-defined]
+        self.select_group(name)
+
+    def toggle_roof(self, name: str) -> None:
+        self.query_one(RooflinePane).toggle_roof(name)
+
+    def filter_efficiency_bin(self, index: int) -> None:
+        kernels = self.query_one(KernelsPane)
+        kernels.apply_filter(kernels.flt.regex, index)
+        self.action_show_pane("kernels")
+
+    def action_export(self) -> None:
+        switchers = self.query(ContentSwitcher)
+        if not switchers:
+            return
+        pane = switchers.first().current or "kernels"
+        suffix = "txt" if pane == "roofline" else "csv"
+        default = f"roofscope-{pane}-{time.strftime('%Y%m%d-%H%M%S')}.{suffix}"
+
+        def done(path: str | None) -> None:
+            if path:
+                self._export(pane, path)
+
+        self.push_screen(ExportScreen(default), done)
+
+    def _export(self, pane: str, path: str) -> None:
+        try:
+            widget = self.query_one(f"#{pane}")
+            if pane == "roofline":
+                target = write_text(path, widget.current_text())  # type: ignore[attr-defined]
+            else:
+                header, rows = widget.current_table()  # type: ignore[attr-defined]
+                target = write_table(path, header, rows)
+        except RoofscopeError as exc:
+            self.notify(exc.one_line(), severity="error")
+            return
+        self.notify(f"exported to {target}")

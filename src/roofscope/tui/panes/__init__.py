@@ -1,0 +1,1 @@
+"""One pane per view, each reachable by a number key."""

@@ -1,0 +1,112 @@
+"""Detail pane: every metric of the selected launch (or group), raw and derived, searchable."""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+
+from roofscope.analysis.detail import MetricRow
+from roofscope.output.units import si
+
+if TYPE_CHECKING:
+    from roofscope.tui.app import RoofscopeApp
+
+
+def value_text(row: MetricRow) -> str:
+    if isinstance(row.value, float | int) and not isinstance(row.value, bool):
+        if row.unit == "fraction":
+            return f"{100 * row.value:.1f}%"
+        return si(float(row.value), row.unit) if row.unit else f"{row.value:.6g}"
+    return "—" if row.value is None else str(row.value)
+
+
+class DetailPane(Vertical):
+    BINDINGS = [Binding("slash", "search", "Search")]
+    DEFAULT_CSS = """
+    DetailPane #detail-title { height: auto; text-style: bold; }
+    DetailPane #detail-search { display: none; }
+    DetailPane #detail-search.shown { display: block; }
+    DetailPane DataTable { height: 1fr; }
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.metrics: list[MetricRow] = []
+        self.pattern = ""
+
+    @property
+    def rapp(self) -> RoofscopeApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static("select a group or launch in Kernels (1)", id="detail-title")
+        yield Input(placeholder="search metric names and formulas (regex)", id="detail-search")
+        table: DataTable[str] = DataTable(id="metrics", cursor_type="row", zebra_stripes=True)
+        for title in ("kind", "metric", "value", "unit", "formula / source"):
+            table.add_column(title)
+        yield table
+
+    def reload(self) -> None:
+        app = self.rapp
+        if app.selected_launch is not None:
+            title = f"launch {app.selected_launch}"
+            self._load(app.report, launch=app.selected_launch, group=None, title=title)
+        elif app.selected_group is not None:
+            title = f"group {app.selected_group!r} (raw values: sums; rates: time-weighted)"
+            self._load(app.report, launch=None, group=app.selected_group, title=title)
+
+    @work(thread=True, exclusive=True, group="detail")
+    def _load(self, report: int, launch: int | None, group: str | None, title: str) -> None:
+        session = self.rapp.session
+        rows = (
+            session.launch_detail(report, launch)
+            if launch is not None
+            else session.group_detail(report, group or "")
+        )
+        self.app.call_from_thread(self._show, rows, title)
+
+    def _show(self, rows: list[MetricRow], title: str) -> None:
+        self.metrics = rows
+        self.query_one("#detail-title", Static).update(
+            f"{title} · {len(rows):,} metrics · / search"
+        )
+        self._fill()
+
+    def _fill(self) -> None:
+        table = self.query_one("#metrics", DataTable)
+        table.clear()
+        try:
+            rx = re.compile(self.pattern, re.IGNORECASE) if self.pattern else None
+        except re.error:
+            rx = None
+        for row in self.metrics:
+            if rx and not (rx.search(row.name) or rx.search(row.source)):
+                continue
+            table.add_row(row.kind, row.name, value_text(row), row.unit, row.source)
+
+    def action_search(self) -> None:
+        box = self.query_one("#detail-search", Input)
+        box.add_class("shown")
+        box.focus()
+
+    @on(Input.Changed, "#detail-search")
+    def _search(self, event: Input.Changed) -> None:
+        self.pattern = event.value
+        self._fill()
+
+    @on(Input.Submitted, "#detail-search")
+    def _search_done(self, event: Input.Submitted) -> None:
+        self.query_one("#metrics").focus()
+
+    def current_table(self) -> tuple[list[str], list[list[str]]]:
+        header = ["kind", "metric", "value", "unit", "source"]
+        return header, [
+            [r.kind, r.name, "" if r.value is None else str(r.value), r.unit, r.source]
+            for r in self.metrics
+        ]

@@ -1,0 +1,126 @@
+"""Efficiency pane: run time by hardware efficiency, the step's potential speedup, and the
+headroom ranking ("what do I optimise first"). Enter on a bin filters Kernels to it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Static
+
+from roofscope.tui import format as f
+
+if TYPE_CHECKING:
+    from roofscope.tui.app import RoofscopeApp
+
+
+class EfficiencyPane(Vertical):
+    DEFAULT_CSS = """
+    EfficiencyPane #efficiency-summary { height: auto; }
+    EfficiencyPane Horizontal { height: 1fr; }
+    EfficiencyPane #bins { width: 1fr; }
+    EfficiencyPane #ranking { width: 1fr; }
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.data: dict[str, Any] = {}
+        self.ranking: list[dict[str, Any]] = []
+
+    @property
+    def rapp(self) -> RoofscopeApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="efficiency-summary")
+        with Horizontal():
+            bins: DataTable[str] = DataTable(id="bins", cursor_type="row")
+            for title in ("efficiency", "time", "kernels", "time × eff", "share"):
+                bins.add_column(title)
+            yield bins
+            ranking: DataTable[str] = DataTable(id="ranking", cursor_type="row")
+            for title in ("group", "headroom", "speedup", "eff"):
+                ranking.add_column(title)
+            yield ranking
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def reload(self) -> None:
+        self._load(self.rapp.report)
+
+    @work(thread=True, exclusive=True, group="efficiency")
+    def _load(self, report: int) -> None:
+        session = self.rapp.session
+        data = session.histogram(report)
+        ranking = sorted(
+            session.rows("group", report), key=lambda r: r["headroom_s"] or 0.0, reverse=True
+        )
+        self.app.call_from_thread(self._show, data, ranking)
+
+    def _show(self, data: dict[str, Any], ranking: list[dict[str, Any]]) -> None:
+        self.data, self.ranking = data, ranking
+        total = sum(b["time_s"] for b in data["bins"]) or 1.0
+        speed = data["potential_speedup"]
+        unknown = data["unknown"]
+        lines = [
+            f"{self.rapp.report_label()} · potential speedup of the step if every kernel ran "
+            f"at its roof: {f.num(speed)}× (Σtime / Σ(time × efficiency))",
+            "efficiency = max(tensor, FP32, DRAM utilisation) per launch · "
+            "Enter on a bin: show its kernels",
+        ]
+        if unknown["launches"]:
+            lines.append(
+                f"{unknown['launches']:,} launches ({f.time(unknown['time_s'])}) have "
+                f"no utilisation data and are left out"
+            )
+        self.query_one("#efficiency-summary", Static).update("\n".join(lines))
+        bins = self.query_one("#bins", DataTable)
+        bins.clear()
+        for i, b in enumerate(data["bins"]):
+            bar = "█" * round(20 * b["time_s"] / total)
+            bins.add_row(
+                f"{b['lo']:.0%}–{b['hi']:.0%}",
+                f.time(b["time_s"]),
+                str(b["kernels"]),
+                f.time(b["time_x_efficiency_s"]),
+                bar,
+                key=str(i),
+            )
+        table = self.query_one("#ranking", DataTable)
+        table.clear()
+        for r in ranking:
+            table.add_row(
+                str(r["name"]),
+                f.time(r["headroom_s"]),
+                f.num(r["speedup_if_at_roof"]),
+                f.frac(r["efficiency"]),
+                key=str(r["name"]),
+            )
+
+    @on(DataTable.RowSelected, "#bins")
+    def _bin_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self.rapp.filter_efficiency_bin(int(event.row_key.value))
+
+    @on(DataTable.RowHighlighted, "#ranking")
+    def _ranking_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value is not None:
+            self.rapp.select_group(event.row_key.value)
+
+    def current_table(self) -> tuple[list[str], list[list[str]]]:
+        total = sum(b["time_s"] for b in self.data.get("bins", [])) or 1.0
+        header = ["efficiency", "time_s", "kernels", "time_x_efficiency_s", "share"]
+        rows = [
+            [
+                f"{b['lo']:.1f}-{b['hi']:.1f}",
+                str(b["time_s"]),
+                str(b["kernels"]),
+                str(b["time_x_efficiency_s"]),
+                f"{b['time_s'] / total:.4f}",
+            ]
+            for b in self.data.get("bins", [])
+        ]
+        return header, rows

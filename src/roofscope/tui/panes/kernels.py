@@ -1,0 +1,291 @@
+"""Kernels pane: groups → launches, sortable, filterable, with the shared selection."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import DataTable, Input, Static
+
+from roofscope.analysis.browse import LAUNCH_COLUMNS, Filter
+from roofscope.errors import RoofscopeError
+from roofscope.tui import format as f
+from roofscope.tui.widgets.virtual_table import Column, VirtualTable
+
+if TYPE_CHECKING:
+    from roofscope.tui.app import RoofscopeApp
+
+GROUP_COLUMNS: tuple[tuple[str, str, Any], ...] = (
+    ("name", "group", f.text),
+    ("launches", "n", lambda v: f"{v:,}"),
+    ("time_s", "time", f.time),
+    ("time_pct", "%", f.share),
+    ("flop_per_s", "FLOP/s", f.rate),
+    ("ai_dram", "AI DRAM", f.num),
+    ("bound", "bound", f.text),
+    ("efficiency", "eff", f.frac),
+    ("headroom_s", "headroom", f.time),
+)
+_LAUNCH_FMT = {
+    "launch_id": str,
+    "kernel": f.text,
+    "time_s": f.time,
+    "flop_per_s": f.rate,
+    "ai_dram": f.num,
+    "efficiency": f.frac,
+    "util_tensor_eff": f.frac,
+    "util_fp32_eff": f.frac,
+    "util_dram_eff": f.frac,
+    "grid_size": f.text,
+    "block_size": f.text,
+}
+_LAUNCH_WIDTH = {"launch_id": 8, "kernel": 40, "grid_size": 14, "block_size": 12}
+
+
+def _sort_value(row: dict[str, Any], key: str) -> Any:
+    value = row["ai"]["dram"] if key == "ai_dram" else row.get(key)
+    return (value is None, value if value is not None else 0)
+
+
+class KernelsPane(Vertical):
+    """Groups table; Enter opens the group's launches (paged from DuckDB); Esc goes back."""
+
+    BINDINGS = [
+        Binding("s", "sort", "Sort"),
+        Binding("r", "reverse", "Reverse"),
+        Binding("slash", "filter", "Filter"),
+        Binding("g", "rules", "Rules"),
+        Binding("escape", "back", "Back", show=False),
+    ]
+    DEFAULT_CSS = """
+    KernelsPane #kernels-status { height: 1; color: $text-muted; }
+    KernelsPane #kernels-filter { display: none; }
+    KernelsPane #kernels-filter.shown { display: block; }
+    KernelsPane #launches { display: none; }
+    KernelsPane.drilled #launches { display: block; }
+    KernelsPane.drilled #groups { display: none; }
+    KernelsPane DataTable { height: 1fr; }
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.flt = Filter()
+        self.group_sort = 2  # time
+        self.launch_sort = 2
+        self.descending = True
+        self.rows: list[dict[str, Any]] = []
+        self.drilled_group: str | None = None
+        self.pager: Any = None
+
+    @property
+    def rapp(self) -> RoofscopeApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="kernels-status")
+        yield Input(
+            placeholder="regex over kernel and group names (Enter applies, Esc clears)",
+            id="kernels-filter",
+        )
+        table: DataTable[str] = DataTable(id="groups", cursor_type="row", zebra_stripes=True)
+        for key, title, _fmt in GROUP_COLUMNS:
+            table.add_column(title, key=title, width=24 if key == "name" else None)
+        yield table
+        yield VirtualTable(
+            [
+                Column(
+                    title,
+                    _LAUNCH_WIDTH.get(key, 9),
+                    _LAUNCH_FMT[key],
+                    right=key not in ("kernel", "grid_size", "block_size"),
+                )
+                for key, title in LAUNCH_COLUMNS
+            ],
+            id="launches",
+        )
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    # -- loading ---------------------------------------------------------------------------
+    def reload(self) -> None:
+        self._load_groups(self.rapp.report, self.flt)
+        if self.drilled_group is not None:
+            self._open_launches(self.drilled_group)
+
+    @work(thread=True, exclusive=True, group="kernels-groups")
+    def _load_groups(self, report: int, flt: Filter) -> None:
+        try:
+            rows = self.rapp.session.rows("group", report, flt)
+        except RoofscopeError as exc:
+            self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
+            return
+        self.app.call_from_thread(self._show_groups, rows)
+
+    def _show_groups(self, rows: list[dict[str, Any]]) -> None:
+        key = GROUP_COLUMNS[self.group_sort][0]
+        rows = sorted(rows, key=lambda r: _sort_value(r, key), reverse=self.descending)
+        if self.descending:  # keep unknowns last either way
+            rows = [r for r in rows if _sort_value(r, key)[0] is False] + [
+                r for r in rows if _sort_value(r, key)[0] is True
+            ]
+        self.rows = rows
+        table = self.query_one("#groups", DataTable)
+        selected = self.rapp.selected_group
+        table.clear()
+        for r in rows:
+            values = [r["ai"]["dram"] if k == "ai_dram" else r.get(k) for k, _, _ in GROUP_COLUMNS]
+            table.add_row(
+                *(fmt(v) for (_, _, fmt), v in zip(GROUP_COLUMNS, values, strict=True)),
+                key=str(r["name"]),
+            )
+        names = [r["name"] for r in rows]
+        if selected in names:
+            table.move_cursor(row=names.index(selected))
+        self._status()
+
+    def _status(self) -> None:
+        parts = [self.rapp.report_label()]
+        if self.drilled_group is not None:
+            count = self.pager.count if self.pager else 0
+            parts.append(f"group {self.drilled_group!r}: {count:,} launches")
+            sort_title = LAUNCH_COLUMNS[self.launch_sort][1]
+        else:
+            parts.append(f"{len(self.rows)} groups")
+            sort_title = GROUP_COLUMNS[self.group_sort][1]
+        if self.flt.regex:
+            parts.append(f"filter /{self.flt.regex}/")
+        if self.flt.eff_bin is not None:
+            lo = self.flt.eff_bin * 10
+            parts.append(f"efficiency {lo}–{lo + 10}%")
+        parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
+        self.query_one("#kernels-status", Static).update(" · ".join(parts))
+
+    def _open_launches(self, group: str) -> None:
+        self.drilled_group = group
+        self.add_class("drilled")
+        self._load_launches(
+            self.rapp.report,
+            Filter(self.flt.regex, group, self.flt.eff_bin),
+            LAUNCH_COLUMNS[self.launch_sort][0],
+            self.descending,
+        )
+
+    @work(thread=True, exclusive=True, group="kernels-launches")
+    def _load_launches(self, report: int, flt: Filter, sort: str, descending: bool) -> None:
+        session = self.rapp.session
+        pager = session.pager(report, flt, sort, descending)
+
+        def fetch(start: int, size: int) -> list[tuple]:
+            return session.page(pager, start, size)
+
+        self.app.call_from_thread(self._show_launches, pager, fetch)
+
+    def _show_launches(self, pager: Any, fetch: Any) -> None:
+        self.pager = pager
+        table = self.query_one("#launches", VirtualTable)
+        table.set_source(fetch, pager.count)
+        table.focus()
+        self._status()
+
+    # -- events ----------------------------------------------------------------------------
+    @on(DataTable.RowHighlighted, "#groups")
+    def _group_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value is not None:
+            self.rapp.select_group(event.row_key.value)
+
+    @on(DataTable.RowSelected, "#groups")
+    def _group_selected(self, event: DataTable.RowSelected) -> None:
+        if event.row_key.value is not None:
+            self._open_launches(event.row_key.value)
+
+    @on(VirtualTable.Highlighted, "#launches")
+    def _launch_highlighted(self, event: VirtualTable.Highlighted) -> None:
+        if event.row is not None:
+            self.rapp.select_launch(int(event.row[0]))
+
+    @on(VirtualTable.Selected, "#launches")
+    def _launch_selected(self, event: VirtualTable.Selected) -> None:
+        self.rapp.select_launch(int(event.row[0]))
+        self.rapp.action_show_pane("detail")
+
+    @on(Input.Submitted, "#kernels-filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self.apply_filter(event.value.strip() or None)
+        event.input.remove_class("shown")
+        self._focus_table()
+
+    # -- actions ---------------------------------------------------------------------------
+    def apply_filter(self, regex: str | None, eff_bin: int | None = -1) -> None:
+        """Narrow the view (eff_bin -1 keeps the current bin filter)."""
+        try:
+            candidate = Filter(regex, None, self.flt.eff_bin if eff_bin == -1 else eff_bin)
+            candidate.sql()
+        except RoofscopeError as exc:
+            self.app.notify(exc.one_line(), severity="error")
+            return
+        self.flt = candidate
+        self.reload()
+
+    def _focus_table(self) -> None:
+        target = "#launches" if self.drilled_group is not None else "#groups"
+        self.query_one(target).focus()
+
+    def action_filter(self) -> None:
+        box = self.query_one("#kernels-filter", Input)
+        box.add_class("shown")
+        box.value = self.flt.regex or ""
+        box.focus()
+
+    def action_back(self) -> None:
+        box = self.query_one("#kernels-filter", Input)
+        if box.has_class("shown"):
+            box.remove_class("shown")
+            self._focus_table()
+        elif self.drilled_group is not None:
+            self.drilled_group = None
+            self.remove_class("drilled")
+            self.rapp.select_group(self.rapp.selected_group)
+            self.query_one("#groups").focus()
+            self._status()
+        elif self.flt != Filter():
+            self.flt = Filter()
+            self.reload()
+
+    def action_sort(self) -> None:
+        if self.drilled_group is not None:
+            self.launch_sort = (self.launch_sort + 1) % len(LAUNCH_COLUMNS)
+            self._open_launches(self.drilled_group)
+        else:
+            self.group_sort = (self.group_sort + 1) % len(GROUP_COLUMNS)
+            self._show_groups(self.rows)
+
+    def action_reverse(self) -> None:
+        self.descending = not self.descending
+        if self.drilled_group is not None:
+            self._open_launches(self.drilled_group)
+        else:
+            self._show_groups(self.rows)
+
+    def action_rules(self) -> None:
+        self.rapp.action_rules()
+
+    def current_table(self) -> tuple[list[str], list[list[str]]]:
+        """What the pane shows, for export: header and formatted rows."""
+        if self.drilled_group is not None and self.pager is not None:
+            session = self.rapp.session
+            rows = session.page(self.pager, 0, self.pager.count)
+            header = [title for _, title in LAUNCH_COLUMNS]
+            return header, [
+                [_LAUNCH_FMT[k](v) for (k, _), v in zip(LAUNCH_COLUMNS, r, strict=True)]
+                for r in rows
+            ]
+        header = [title for _, title, _ in GROUP_COLUMNS]
+        body = []
+        for r in self.rows:
+            values = [r["ai"]["dram"] if k == "ai_dram" else r.get(k) for k, _, _ in GROUP_COLUMNS]
+            body.append([fmt(v) for (_, _, fmt), v in zip(GROUP_COLUMNS, values, strict=True)])
+        return header, body

@@ -1,0 +1,123 @@
+"""Roofline pane: the step's groups (or its longest launches) on the report's roofs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from roofscope.charts.roofline import Point, Roof, legend, render
+
+if TYPE_CHECKING:
+    from roofscope.tui.app import RoofscopeApp
+
+LEVELS = ("dram", "l2", "l1")
+ROOFS = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
+LAUNCH_POINTS = 2000  # the longest launches; a chart cell holds a few dozen anyway
+
+
+class RooflinePane(Vertical):
+    BINDINGS = [
+        Binding("l", "level", "AI level"),
+        Binding("t", "points", "Groups/launches"),
+    ]
+    DEFAULT_CSS = """
+    RooflinePane #roofline-chart { height: 1fr; min-height: 8; }
+    RooflinePane #roofline-legend { height: auto; max-height: 10; color: $text-muted; }
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.level = "dram"
+        self.by = "group"
+        self.hidden_roofs: set[str] = set()
+        self.rows: list[dict[str, Any]] = []
+        self.text = ""
+
+    @property
+    def rapp(self) -> RoofscopeApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="roofline-chart")
+        yield Static(id="roofline-legend")
+
+    def on_mount(self) -> None:
+        self.reload()
+
+    def on_resize(self) -> None:
+        self.redraw()
+
+    def reload(self) -> None:
+        self._load(self.rapp.report, self.by)
+
+    @work(thread=True, exclusive=True, group="roofline-rows")
+    def _load(self, report: int, by: str) -> None:
+        limit = LAUNCH_POINTS if by == "launch" else None
+        rows = self.rapp.session.rows(by, report, limit=limit)
+        self.app.call_from_thread(self._loaded, rows)
+
+    def _loaded(self, rows: list[dict[str, Any]]) -> None:
+        self.rows = rows
+        self.redraw()
+
+    def _selected_name(self) -> object:
+        if self.by == "launch":
+            return self.rapp.selected_launch
+        return self.rapp.selected_group
+
+    def redraw(self) -> None:
+        chart = self.query_one("#roofline-chart", Static)
+        width, height = chart.size.width, chart.size.height
+        if width < 20 or height < 6:
+            return
+        selected = self._selected_name()
+        points = [
+            Point(
+                str(r["name"]),
+                r["ai"][self.level] or 0.0,
+                r["flop_per_s"] or 0.0,
+                (r["time_pct"] or 0.0) / 100,
+                r["name"] == selected,
+            )
+            for r in self.rows
+        ]
+        report = self.rapp.session.reports[self.rapp.report]
+        roofs = [
+            Roof(c.name, c.kind, c.value, c.source)
+            for c in report.ceilings
+            if c.name in ROOFS and c.name not in self.hidden_roofs
+        ]
+        self.text = render(
+            points, roofs, width, height, ascii_only=self.rapp.ascii_only, color=self.rapp.use_color
+        )
+        chart.update(Text.from_ansi(self.text, no_wrap=True))
+        pick = next((p for p in points if p.selected), None)
+        lines = legend(roofs, pick, self.level)
+        what = "groups" if self.by == "group" else f"the {LAUNCH_POINTS:,} longest launches"
+        lines.insert(
+            0,
+            f"points: {what}, AI at {self.level.upper()} · ● ≥20% of time, • ≥5%, · less "
+            f"· l level · t groups/launches",
+        )
+        self.query_one("#roofline-legend", Static).update("\n".join(lines))
+
+    def action_level(self) -> None:
+        self.level = LEVELS[(LEVELS.index(self.level) + 1) % len(LEVELS)]
+        self.redraw()
+
+    def action_points(self) -> None:
+        self.by = "launch" if self.by == "group" else "group"
+        self.reload()
+
+    def toggle_roof(self, name: str) -> None:
+        self.hidden_roofs ^= {name}
+        self.redraw()
+
+    def current_text(self) -> str:
+        return Text.from_ansi(self.text).plain

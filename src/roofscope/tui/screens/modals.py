@@ -1,0 +1,136 @@
+"""Modal screens: help (every key), the grouping-rule editor, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from roofscope.errors import RoofscopeError
+from roofscope.grouping import Grouper, Rule, save_rule
+
+if TYPE_CHECKING:
+    from roofscope.tui.app import RoofscopeApp
+
+MODAL_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{ width: 90%; max-width: 100; height: auto; max-height: 90%;
+    border: thick $accent; background: $surface; padding: 0 1; }}
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    DEFAULT_CSS = MODAL_CSS.format(name="HelpScreen")
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.text, id="help-text")
+
+
+class RuleEditor(ModalScreen[None]):
+    """Type a regex and a group name; the groups are recomputed as you type."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="RuleEditor")
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save to roofscope.toml"),
+    ]
+
+    def __init__(self, base_rules: list[Rule]):
+        super().__init__()
+        self.base_rules = base_rules
+        self.rule: Rule | None = None
+
+    @property
+    def rapp(self) -> RoofscopeApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                "New grouping rule — it goes first; the first match wins.\n"
+                "Enter: apply · Ctrl+S: apply and save to ./roofscope.toml · Esc: cancel"
+            )
+            yield Input(placeholder="regex, e.g. splitKreduce", id="rule-pattern")
+            yield Input(placeholder="group name, e.g. split-K epilogue", id="rule-name")
+            yield Static(id="rule-preview")
+
+    @on(Input.Changed)
+    def _preview(self) -> None:
+        pattern = self.query_one("#rule-pattern", Input).value
+        name = self.query_one("#rule-name", Input).value or "(name)"
+        preview = self.query_one("#rule-preview", Static)
+        self.rule = None
+        if not pattern:
+            preview.update("")
+            return
+        try:
+            grouper = Grouper([Rule(pattern, name, "editor")])
+        except RoofscopeError as exc:
+            preview.update(exc.message)
+            return
+        kernels = self.rapp.kernel_names()
+        hits = [k for k in kernels if grouper.match(k)[1] != "base name"]
+        self.rule = Rule(pattern, name, "editor")
+        shown = "\n".join(f"  {k[:90]}" for k in hits[:8])
+        preview.update(f"matches {len(hits)} of {len(kernels)} kernel names\n{shown}")
+
+    def _apply(self) -> bool:
+        if self.rule is None or not self.query_one("#rule-name", Input).value:
+            self.app.notify("type a regex and a group name first", severity="warning")
+            return False
+        self.rapp.set_rules([self.rule, *self.base_rules])
+        return True
+
+    @on(Input.Submitted)
+    def _submitted(self) -> None:
+        if self._apply():
+            self.dismiss()
+
+    def action_save(self) -> None:
+        if self._apply() and self.rule is not None:
+            path = Path.cwd() / "roofscope.toml"
+            try:
+                save_rule(path, self.rule)
+            except (OSError, RoofscopeError) as exc:
+                self.app.notify(f"could not save: {exc}", severity="error")
+                return
+            self.app.notify(f"rule saved to {path}")
+            self.dismiss()
+
+    def action_cancel(self) -> None:
+        self.dismiss()
+
+
+class ExportScreen(ModalScreen[str | None]):
+    """Ask where to write what the current pane shows (.csv, .md or .txt)."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="ExportScreen")
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, default: str, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.default = default
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Export this pane to (.csv or .md for tables, .txt for charts):")
+            yield Input(value=self.default, id="export-path")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
