@@ -276,8 +276,7 @@ class RoofscopeApp(App[None]):
         switchers.first().current = key
         pane = self.query_one(f"#{key}")
         focusable = [w for w in pane.query("*") if w.focusable and w.display]
-        if focusable:
-            focusable[0].focus()
+        (focusable[0] if focusable else pane).focus()
         if key == "roofline":
             pane.redraw()  # type: ignore[attr-defined]
 

@@ -48,8 +48,14 @@ class DetailPane(Vertical):
         yield Static("select a group or launch in Kernels (1)", id="detail-title")
         yield Input(placeholder="search metric names and formulas (regex)", id="detail-search")
         table: DataTable[str] = DataTable(id="metrics", cursor_type="row", zebra_stripes=True)
-        for title in ("kind", "metric", "value", "unit", "formula / source"):
-            table.add_column(title)
+        for title, width in (
+            ("kind", 7),
+            ("metric", 36),
+            ("value", 14),
+            ("unit", 8),
+            ("formula / source", None),
+        ):
+            table.add_column(title, width=width)
         yield table
 
     def reload(self) -> None:

@@ -42,7 +42,19 @@ _LAUNCH_FMT = {
     "grid_size": f.text,
     "block_size": f.text,
 }
-_LAUNCH_WIDTH = {"launch_id": 8, "kernel": 40, "grid_size": 14, "block_size": 12}
+_LAUNCH_WIDTH = {
+    "launch_id": 8,
+    "kernel": 36,
+    "time_s": 9,
+    "flop_per_s": 13,
+    "ai_dram": 8,
+    "efficiency": 5,
+    "util_tensor_eff": 6,
+    "util_fp32_eff": 5,
+    "util_dram_eff": 5,
+    "grid_size": 14,
+    "block_size": 12,
+}
 
 
 def _sort_value(row: dict[str, Any], key: str) -> Any:

@@ -21,7 +21,7 @@ ROOFS = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
 LAUNCH_POINTS = 2000  # the longest launches; a chart cell holds a few dozen anyway
 
 
-class RooflinePane(Vertical):
+class RooflinePane(Vertical, can_focus=True):
     BINDINGS = [
         Binding("l", "level", "AI level"),
         Binding("t", "points", "Groups/launches"),

@@ -1,0 +1,228 @@
+"""The TUI driven like a user would, through Textual's Pilot, on the real H100 sample."""
+
+from __future__ import annotations
+
+import pytest
+from tests.conftest import SAMPLES
+from textual.widgets import ContentSwitcher, DataTable, Input, Static
+from textual.worker import WorkerCancelled
+
+from roofscope.tui.app import RoofscopeApp
+from roofscope.tui.panes.kernels import KernelsPane
+from roofscope.tui.panes.roofline import RooflinePane
+from roofscope.tui.screens.modals import HelpScreen
+from roofscope.tui.widgets.virtual_table import VirtualTable
+
+RESNET = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
+
+
+async def settle(app: RoofscopeApp, pilot, rounds: int = 3) -> None:
+    """Let workers finish (an exclusive worker replaced by a newer one counts as done)."""
+    for _ in range(rounds):
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            continue
+        await pilot.pause(0.05)
+
+
+async def opened(app: RoofscopeApp, pilot) -> None:
+    for _ in range(200):
+        await pilot.pause(0.05)
+        if app.query("#groups") and app.query_one("#groups", DataTable).row_count:
+            break
+    await settle(app, pilot)
+
+
+def groups(app: RoofscopeApp) -> list[str]:
+    return [str(r["name"]) for r in app.query_one(KernelsPane).rows]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 50)])
+async def test_panes_by_number_keys(size, in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=size) as pilot:
+        await opened(app, pilot)
+        assert app.first_paint_s is not None
+        assert "conv fprop" in groups(app)
+        switcher = app.query_one(ContentSwitcher)
+        for key, pane in (
+            ("2", "roofline"),
+            ("3", "efficiency"),
+            ("4", "detail"),
+            ("1", "kernels"),
+        ):
+            await pilot.press(key)
+            await settle(app, pilot)
+            assert switcher.current == pane
+        await pilot.press("2")
+        await settle(app, pilot)
+        chart = app.query_one(RooflinePane).text
+        assert "┤" in chart and "FLOP" not in chart  # axes drawn, numbers are on the ticks
+        assert any(g in chart for g in "●•·◉"), "points are drawn"
+        assert chart.count("\n") + 1 <= app.query_one("#roofline-chart").size.height + 1
+
+
+async def test_drill_down_sort_reverse_and_back(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        first = groups(app)[0]
+        assert app.selected_group == first
+        await pilot.press("enter")
+        await settle(app, pilot)
+        table = app.query_one("#launches", VirtualTable)
+        expected = next(
+            r["launches"] for r in app.query_one(KernelsPane).rows if r["name"] == first
+        )
+        assert table.count == expected
+        times = [table.row(i)[2] for i in range(min(5, table.count))]
+        assert times == sorted(times, reverse=True)
+        await pilot.press("r")
+        await settle(app, pilot)
+        times = [table.row(i)[2] for i in range(min(5, table.count))]
+        assert times == sorted(times)
+        await pilot.press("down", "down")
+        await settle(app, pilot)
+        assert app.selected_launch == table.row(2)[0]
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one(ContentSwitcher).current == "detail"
+        metrics = app.query_one("#metrics", DataTable)
+        assert metrics.row_count > 1000  # every raw column of the launch plus derived values
+        await pilot.press("1", "escape")
+        await settle(app, pilot)
+        assert not app.query_one(KernelsPane).has_class("drilled")
+        await pilot.press("s")  # next sort column on groups: "%"
+        await settle(app, pilot)
+        shares = [r["time_pct"] for r in app.query_one(KernelsPane).rows]
+        assert shares == sorted(shares)  # the reverse from before is kept
+
+
+async def test_filter_by_regex_and_bad_regex(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("slash")
+        await pilot.press(*"conv")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert set(groups(app)) == {"conv fprop", "conv dgrad", "conv wgrad"}
+        status = str(app.query_one("#kernels-status", Static).render())
+        assert "/conv/" in status
+        await pilot.press("slash")
+        app.query_one("#kernels-filter", Input).value = "(?<=x)y"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert set(groups(app)) == {"conv fprop", "conv dgrad", "conv wgrad"}  # unchanged
+        await pilot.press("escape")  # clears the filter
+        await settle(app, pilot)
+        assert len(groups(app)) > 5
+
+
+async def test_efficiency_bin_filters_kernels(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot)
+        summary = str(app.query_one("#efficiency-summary", Static).render())
+        assert "potential speedup" in summary
+        bins = app.query_one("#bins", DataTable)
+        assert bins.row_count == 10
+        bins.focus()
+        await pilot.press("down")  # the 10–20% bin
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one(ContentSwitcher).current == "kernels"
+        kernels = app.query_one(KernelsPane)
+        assert kernels.flt.eff_bin == 1
+        expected = app.session.histogram(0)["bins"][1]["time_s"]
+        assert sum(r["time_s"] for r in kernels.rows) == pytest.approx(expected)
+
+
+async def test_roofline_toggles_and_selection(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(100, 36)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("down", "2")
+        await settle(app, pilot)
+        pane = app.query_one(RooflinePane)
+        legend = str(app.query_one("#roofline-legend", Static).render())
+        assert f"▶ {groups(app)[1]}" in legend
+        assert "◉" in pane.text
+        await pilot.press("l")
+        assert pane.level == "l2"
+        await pilot.press("t")
+        await settle(app, pilot)
+        assert pane.by == "launch" and len(pane.rows) == 361
+        app.toggle_roof("dram")
+        assert "DRAM" not in str(app.query_one("#roofline-legend", Static).render())
+
+
+async def test_rule_editor_regroups_and_saves(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("g")
+        await pilot.pause(0.1)
+        await pilot.press(*"nchwToNhwc")
+        await pilot.press("tab")
+        await pilot.press(*"to NHWC")
+        preview = str(app.screen.query_one("#rule-preview", Static).render())
+        assert preview.startswith("matches ")
+        await pilot.press("ctrl+s")
+        await settle(app, pilot)
+        assert "to NHWC" in groups(app)
+        saved = (in_tmp_cwd / "roofscope.toml").read_text()
+        assert "nchwToNhwc" in saved and "to NHWC" in saved
+
+
+async def test_export_help_palette_and_quit(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("e")
+        await pilot.pause(0.1)
+        app.screen.query_one("#export-path", Input).value = str(in_tmp_cwd / "groups.md")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        text = (in_tmp_cwd / "groups.md").read_text()
+        assert text.startswith("| group |") and "conv fprop" in text
+        await pilot.press("2", "e")
+        await pilot.pause(0.1)
+        app.screen.query_one("#export-path", Input).value = str(in_tmp_cwd / "roof.txt")
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert "┤" in (in_tmp_cwd / "roof.txt").read_text()
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        app.jump_to_group("GEMM")
+        await settle(app, pilot)
+        assert app.selected_group == "GEMM"
+        await pilot.press("q")
+    assert app.return_code in (0, None)
+
+
+async def test_ascii_mode_draws_no_braille(in_tmp_cwd):
+    app = RoofscopeApp([RESNET], ascii_only=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        text = app.query_one(RooflinePane).text
+        assert text.strip()
+        assert not any(0x2800 <= ord(ch) <= 0x28FF for ch in text)
+        assert any(ch in text for ch in "@o.X")
+
+
+async def test_bad_file_shows_the_one_line_error(tmp_path, in_tmp_cwd):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("name,value\n1,2\n")
+    app = RoofscopeApp([str(bad)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot, 5)
+        message = str(app.query_one("#loading", Static).render())
+        assert message.startswith("roofscope: ") and "not an Nsight Compute CSV" in message
