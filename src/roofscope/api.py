@@ -343,4 +343,7 @@ def load(
     """Open ncu exports (CSV, ``.csv.gz``, or ``.ncu-rep`` with ncu installed)."""
     options = Options(gpu, ceilings, fp16_convention, rules, use_cache)
     store = open_store(list(paths), use_cache=use_cache, on_build=store_default_facts)
-    return Session(store, options)
+    session = Session(store, options)
+    for report, given in zip(session.reports, paths, strict=False):
+        report.path = str(given)  # a cache made from another spelling of the same file
+    return session

@@ -106,6 +106,8 @@ def rules_from_toml(path: Path) -> list[Rule]:
     """``[[groups]]`` tables with ``pattern`` and ``name`` keys, in file order."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RoofscopeError(f"cannot be read ({exc.strerror or exc})", path=str(path)) from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RoofscopeError(
             f"is not valid TOML ({exc})",
@@ -113,7 +115,14 @@ def rules_from_toml(path: Path) -> list[Rule]:
             hint="see the README section on grouping rules",
         ) from exc
     rules = []
-    for i, entry in enumerate(data.get("groups", [])):
+    entries = data.get("groups", [])
+    if not isinstance(entries, list):
+        raise RoofscopeError(
+            "groups must be an array of [[groups]] tables",
+            path=str(path),
+            hint='e.g. [[groups]] pattern = "my_gemm" name = "GEMM"',
+        )
+    for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or "pattern" not in entry or "name" not in entry:
             raise RoofscopeError(
                 f"[[groups]] entry {i + 1} needs 'pattern' and 'name'",

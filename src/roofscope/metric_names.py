@@ -76,6 +76,7 @@ _EXACT = {
     *UTIL_TENSOR,
     *UTIL_FP32,
     *UTIL_DRAM,
+    *(m.replace(".avg.", ".sum.") for m in (*UTIL_TENSOR, *UTIL_FP32, *UTIL_DRAM)),
     f"sm__throughput{PCT}",
     f"gpu__compute_memory_throughput{PCT}",
 }

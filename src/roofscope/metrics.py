@@ -72,20 +72,25 @@ class _Available:
     def first(self, *candidates: str) -> str | None:
         return next((m for m in candidates if m in self.metrics), None)
 
-    def clock(self, unit: str) -> str | None:
+    def clock(self, counter: str) -> str | None:
+        """The clock a ``.per_cycle_elapsed`` rate of this counter is per (by unit prefix)."""
+        unit = counter.split("__", 1)[0]
         order = {
             "smsp": (mn.SMSP_CLOCK, mn.SM_CLOCK, mn.GPC_CLOCK),
             "sm": (mn.SM_CLOCK, mn.SMSP_CLOCK, mn.GPC_CLOCK),
-        }[unit]
+            "dram": (mn.DRAM_CLOCK,),
+            "lts": (mn.LTS_CLOCK,),
+            "l1tex": (mn.L1_CLOCK,),
+        }.get(unit, ())
         return self.first(*order)
 
-    def count(self, counter: str, unit: str = "smsp") -> tuple[str, str] | None:
+    def count(self, counter: str) -> tuple[str, str] | None:
         """SQL and formula text for a counter's total, from the count or a rate form."""
         if self.has(counter):
             return _col(counter), counter
         if self.has(counter + ".per_second"):
             return (f"{_col(counter + '.per_second')} * time_s", f"{counter}.per_second × time")
-        clock = self.clock(unit)
+        clock = self.clock(counter)
         if self.has(counter + ".per_cycle_elapsed") and clock:
             return (
                 f"{_col(counter + '.per_cycle_elapsed')} * {_col(clock)} * time_s",
@@ -108,6 +113,8 @@ def plan_report(
     _plan_tensor(plan, have, cc)
     _plan_bytes(plan, have)
     _plan_utilisation(plan, have)
+    inst = have.count(mn.TENSOR_INST)
+    plan.set("tensor_inst", inst[0] if inst else None, inst[1] if inst else "not measured")
     return plan
 
 
@@ -128,15 +135,25 @@ def _plan_time(plan: MetricPlan, have: _Available) -> None:
         )
 
 
+def _sum_known(terms: list[tuple[int, str]]) -> str:
+    """Weighted sum where a missing term counts 0 but all missing stays unknown (NULL)."""
+    body = " + ".join(
+        f"{w} * coalesce({sql}, 0)" if w != 1 else f"coalesce({sql}, 0)" for w, sql in terms
+    )
+    none = " AND ".join(f"({sql}) IS NULL" for _, sql in terms)
+    return f"CASE WHEN {none} THEN NULL ELSE {body} END"
+
+
 def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: str) -> None:
-    terms, words = [], []
+    terms: list[tuple[int, str]] = []
+    words = []
     for op, (w_ncu, w_nersc) in _WEIGHTS[precision].items():
         weight = w_ncu if (precision != "fp16" or convention == "ncu") else w_nersc
-        found = have.count(mn.sass_op(op, "smsp"), "smsp") or have.count(mn.sass_op(op, "sm"), "sm")
+        found = have.count(mn.sass_op(op, "smsp")) or have.count(mn.sass_op(op, "sm"))
         if found is None:
             continue
         sql, text = found
-        terms.append(f"{weight} * coalesce({sql}, 0)")
+        terms.append((weight, sql))
         words.append(f"{weight}·{text}" if weight != 1 else text)
     if not terms:
         plan.set(precision, None, f"not measured (no {precision} instruction counters)")
@@ -148,7 +165,7 @@ def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: 
             if convention == "ncu"
             else " [NERSC convention: 1 per add/mul, 2 per fma]"
         )
-    plan.set(precision, " + ".join(terms), " + ".join(words) + label)
+    plan.set(precision, _sum_known(terms), " + ".join(words) + label)
 
 
 def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
@@ -156,13 +173,12 @@ def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
         counters = mn.tensor_aggregates(have.metrics, suffix)
         if not counters:
             continue
-        parts, words = [], []
-        for c in counters:
-            base = c[: len(c) - len(suffix)] if suffix else c
-            sql, text = have.count(base, "sm")  # type: ignore[misc]
-            parts.append(f"coalesce({sql}, 0)")
-            words.append(text)
-        plan.set("tensor", " + ".join(parts), "Σ aggregate tensor-path ops: " + " + ".join(words))
+        found = [have.count(c[: len(c) - len(suffix)] if suffix else c) for c in counters]
+        if any(f is None for f in found):
+            continue  # a rate without its clock: try the next form
+        terms = [(1, sql) for sql, _ in found]  # type: ignore[misc]
+        words = " + ".join(text for _, text in found)  # type: ignore[misc]
+        plan.set("tensor", _sum_known(terms), "Σ aggregate tensor-path ops: " + words)
         return
     if have.has(mn.TENSOR_INST):
         if cc == "7.0":
@@ -194,6 +210,10 @@ def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
         read, write = have.count(mn.DRAM_READ), have.count(mn.DRAM_WRITE)
         if read and write:
             dram = (f"{read[0]} + {write[0]}", f"{read[1]} + {write[1]}")
+        elif read or write:
+            only = read or write
+            dram = (only[0], f"{only[1]} only (a lower bound: the other direction not exported)")
+            plan.warnings.append(f"DRAM bytes from {only[1]} alone: a lower bound")
     plan.set("dram", dram[0] if dram else None, dram[1] if dram else "not measured")
     traffic = {"l1": have.count(mn.L1_BYTES), "l2": have.count(mn.L2_BYTES)}
     for level in ("l1", "l2"):
@@ -204,11 +224,11 @@ def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
             f"{found[1]} (NERSC traffic convention)" if found else "not measured",
         )
     l1_wb = (
-        have.count(mn.L1_WRITEBACK_LGDS, "sm")
-        or have.count(mn.L1_WRITEBACK_LG, "sm")
-        or have.count(mn.L1_WRITEBACK_OLD, "sm")
+        have.count(mn.L1_WRITEBACK_LGDS)
+        or have.count(mn.L1_WRITEBACK_LG)
+        or have.count(mn.L1_WRITEBACK_OLD)
     )
-    l2_x = have.count(mn.L2_LTS2XBAR, "sm")
+    l2_x = have.count(mn.L2_LTS2XBAR)
     plan.set(
         "l1_chart",
         f"128 * ({l1_wb[0]})" if l1_wb else None,
@@ -255,6 +275,7 @@ FACT_COLUMNS = (
     "l1_chart",
     "l2_chart",
     *UTIL_FIELDS,
+    "tensor_inst",
 )
 
 

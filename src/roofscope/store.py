@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +118,18 @@ def build(
     caller add derived tables (``on_build``) before the cache is sealed."""
     con.execute(SCHEMA)
     for report_id, path in enumerate(paths):
-        info = ingest_file(con, path, report_id)
+        try:
+            info = ingest_file(con, path, report_id)
+        except (duckdb.Error, OSError, UnicodeError, ValueError, zlib.error) as exc:
+            # Input we did not foresee: one line for the user, the traceback only on request.
+            if os.environ.get("ROOFSCOPE_DEBUG"):
+                raise
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise RoofscopeError(
+                f"could not be loaded ({type(exc).__name__}: {first[:160]})",
+                path=str(path),
+                hint="set ROOFSCOPE_DEBUG=1 for details and report it with the file",
+            ) from exc
         con.execute(
             "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -158,6 +170,7 @@ def _valid(path: Path, identity: list[dict]) -> bool:
         con.close()
     return (
         rows.get("schema_version") == str(SCHEMA_VERSION)
+        and rows.get("roofscope_version") == __version__
         and rows.get("duckdb_version") == duckdb.__version__
         and rows.get("inputs") == json.dumps(identity, sort_keys=True)
     )

@@ -44,10 +44,15 @@ def build_launch_table(con: duckdb.DuckDBPyConnection, ceilings: dict[int, list[
         utils.append(
             f"coalesce(f.{util}, f.{quantity} / nullif(f.time_s, 0) / c.c_{ceiling}) AS {util}_eff"
         )
+    # Unknown stays unknown: DuckDB's least() skips NULLs (least(1, NULL) = 1), and a launch
+    # that used the tensor pipe without a measurable tensor utilisation has no honest maximum.
+    best = "greatest(util_tensor_eff, util_fp32_eff, util_dram_eff)"
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW launch_facts AS "
-        f"SELECT *, least(1.0, greatest(util_tensor_eff, util_fp32_eff, util_dram_eff)) "
-        f"AS efficiency FROM (SELECT f.*, {', '.join(utils)} FROM facts f "
+        f"SELECT *, CASE WHEN {best} IS NULL THEN NULL "
+        f"WHEN util_tensor_eff IS NULL AND coalesce(tensor_inst, 0) > 0 THEN NULL "
+        f"ELSE least(1.0, {best}) END AS efficiency "
+        f"FROM (SELECT f.*, {', '.join(utils)} FROM facts f "
         f"LEFT JOIN (SELECT report_id, {pivot} FROM ceilings GROUP BY report_id) c "
         f"ON c.report_id = f.report_id)"
     )
@@ -101,7 +106,7 @@ def histogram(
     unknown = con.execute(
         f"SELECT coalesce(sum(time_s * invocations), 0), count(DISTINCT kernel), "
         f"coalesce(sum(invocations), 0) FROM launch_facts WHERE report_id = {report_id} "
-        f"AND efficiency IS NULL AND ({where})"
+        f"AND (efficiency IS NULL OR time_s IS NULL) AND ({where})"
     ).fetchall()[0]
     return bins, {
         "time_s": float(unknown[0]),

@@ -29,10 +29,9 @@ def classify(
     if not levels:
         return "unknown", None  # FLOPs without bytes: no intensity, so no roof to compare
     dominant = max(known, key=lambda p: known[p])
-    roof_name = dominant if dominant in ceilings else ("fp32" if "fp32" in ceilings else None)
-    candidates: list[tuple[float, str]] = []
-    if roof_name is not None:
-        candidates.append((ceilings[roof_name].value, f"compute ({roof_name})"))
+    if dominant not in ceilings:
+        return "unknown", None  # no roof for the precision doing most of the work
+    candidates: list[tuple[float, str]] = [(ceilings[dominant].value, f"compute ({dominant})")]
     for lvl, b in levels.items():
         candidates.append((total / b * ceilings[lvl].value, f"memory ({lvl})"))
     value, label = min(candidates)

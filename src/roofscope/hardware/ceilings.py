@@ -8,6 +8,7 @@ names; ``--gpu NAME`` picks the spec-table entry when the export does not name i
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -203,16 +204,21 @@ _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 
 
 def parse_quantity(value: object, where: str) -> float:
-    """``60e12``, ``"60 TFLOP/s"`` or ``"3.35 TB/s"`` -> base SI number."""
+    """``60e12``, ``"60 TFLOP/s"`` or ``"3.35 TB/s"`` -> a positive base-SI number."""
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    m = _QUANTITY.match(str(value))
-    if not m:
+        number: float | None = float(value)
+    else:
+        m = _QUANTITY.match(str(value))
+        try:
+            number = float(m.group(1)) * _SI[m.group(2)] if m else None
+        except ValueError:
+            number = None
+    if number is None or not math.isfinite(number) or number <= 0:
         raise RoofscopeError(
             f"cannot read ceiling {where} = {value!r}",
-            hint='write a number in FLOP/s or B/s, or e.g. "60 TFLOP/s"',
+            hint='write a positive number in FLOP/s or B/s, or e.g. "60 TFLOP/s"',
         )
-    return float(m.group(1)) * _SI[m.group(2)]
+    return number
 
 
 def load_ceilings_file(path: str | Path) -> dict[str, float]:
@@ -222,11 +228,17 @@ def load_ceilings_file(path: str | Path) -> dict[str, float]:
         data = tomllib.loads(p.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise RoofscopeError("no such ceilings file", path=str(p)) from exc
+    except OSError as exc:
+        raise RoofscopeError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RoofscopeError(
             f"is not valid TOML ({exc})", path=str(p), hint="see docs/ceilings.md for the format"
         ) from exc
     table = data.get("ceilings", data)
+    if not isinstance(table, dict):
+        raise RoofscopeError(
+            "[ceilings] must be a table of name = value", path=str(p), hint="see docs/ceilings.md"
+        )
     known = set(PRECISIONS) | set(LEVELS) | {f"tensor_{f}" for f, _ in _TENSOR_SPEC_KEYS}
     out = {}
     for name, value in table.items():

@@ -10,10 +10,13 @@ slower Python pass writes a cleaned copy first and says what it skipped.
 from __future__ import annotations
 
 import csv
+import gzip
 import json
+import math
 import os
 import re
 import tempfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
@@ -65,7 +68,9 @@ LAUNCH_FIELDS = {
     "device": "Device",
     "cc": "CC",
 }
-_INT = r"^\s*[0-9]+\s*$"
+# A launch ID or an Invocations count: digits (ncu may group them: "1,024"), at most 18 so the
+# BIGINT cast cannot overflow.
+_INT = r"^\s*[0-9][0-9,]{0,17}\s*$"
 RAW_TABLE_LIMIT = 64 << 20  # bytes of export up to which every raw value is copied to the store
 CATALOGUE_COLUMNS = (
     "report_id",
@@ -194,7 +199,14 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
                 if pending is not None:
                     skipped += _write_if_row(writer, pending, sn, min_width, width)
                 pending = row
-        except (EOFError, OSError):
+        except gzip.BadGzipFile as exc:
+            Path(tmp).unlink(missing_ok=True)
+            raise RoofscopeError(
+                f"gzip data is damaged ({exc})",
+                path=str(sn.path),
+                hint="re-compress or export again",
+            ) from exc
+        except (EOFError, OSError, zlib.error):
             truncated = True
         if pending is not None:
             if last_line[0].endswith("\n") and not truncated:
@@ -269,7 +281,7 @@ def _select_list(sn: Sniffed, columns: Projection | None, split: bool = False) -
     header = _unique(sn.header)
     first = quote_ident(header[0])
     id_text = f"ltrim({first}, '\"')" if split else first
-    parts = [f"TRY_CAST(trim({id_text}) AS BIGINT) AS launch_id"]
+    parts = [f"TRY_CAST(replace(trim({id_text}), ',', '') AS BIGINT) AS launch_id"]
     for c, scale in columns:
         expr = quote_ident(c)
         if split and c == header[0]:
@@ -501,7 +513,20 @@ def _load_raw(
     """Launches and values come from the projected, already parsed scan in ``src``; the full
     text of every column is copied too when the export is small (``full``)."""
     rid = info.report_id
-    id_expr = f"CAST(trim({quote_ident('ID')}) AS BIGINT)"
+    id_expr = f"CAST(replace(trim({quote_ident('ID')}), ',', '') AS BIGINT)"
+    repeated = int(scalar(con, f"SELECT count(*) - count(DISTINCT launch_id) FROM {src}"))  # type: ignore[arg-type]
+    if repeated:
+        # Concatenated exports (ncu … >> f.csv) repeat IDs; number the rows in file order.
+        con.execute(
+            f"CREATE OR REPLACE TABLE {src} AS SELECT row_number() OVER () - 1 AS launch_id, "
+            f"* EXCLUDE (launch_id) FROM {src}"
+        )
+        id_expr = "row_number() OVER () - 1"
+        info.warnings.append(
+            f"{repeated} launch ID(s) repeat (several exports in one file?); launches are "
+            f"numbered in file order instead"
+        )
+    null_non_finite(con, src)
     info.launches = _insert_launches(con, src, header, rid, "launch_id", aggregate=False)
     nvtx = set(_nvtx_columns(header))
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
@@ -511,7 +536,7 @@ def _load_raw(
         try:
             con.execute(
                 f"CREATE TABLE raw_r{rid} AS SELECT {id_expr} AS launch_id, * EXCLUDE ({ids}) "
-                f"FROM {full} WHERE regexp_matches({quote_ident('ID')}, '{_INT}')"
+                f"FROM (SELECT * FROM {full} WHERE regexp_matches({quote_ident('ID')}, '{_INT}'))"
             )
             info.raw_values = "table"
         except duckdb.Error:
@@ -535,17 +560,36 @@ def _details_frame(
         "CREATE OR REPLACE TEMP TABLE rs_labels (section VARCHAR, label VARCHAR, metric VARCHAR)"
     )
     insert_rows(con, "rs_labels", ("section", "label", "metric"), label_rows)
-    section = quote_ident("Section Name") if "Section Name" in header else "NULL"
+    section = f"s.{quote_ident('Section Name')}" if "Section Name" in header else "NULL::VARCHAR"
     con.execute(
         f"CREATE TABLE det_r{rid} AS SELECT {id_expr} AS launch_id, "
-        f"s.{section} AS section, coalesce(l.metric, s.{quote_ident('Metric Name')}) AS metric, "
+        f"{section} AS section, coalesce(l.metric, s.{quote_ident('Metric Name')}) AS metric, "
         f"CASE WHEN l.metric IS NULL THEN NULL ELSE s.{quote_ident('Metric Name')} END AS label, "
         f"coalesce(s.{quote_ident('Metric Unit')}, '') AS unit, s.{quote_ident(value_col)} AS value"
         f"{extra} "
-        f"FROM {src} s LEFT JOIN rs_labels l ON l.section = s.{section} "
+        f"FROM {src} s LEFT JOIN rs_labels l ON l.section = {section} "
         f"AND l.label = s.{quote_ident('Metric Name')} "
         f"WHERE coalesce(s.{quote_ident('Metric Name')}, '') <> ''"
     )
+
+
+def null_non_finite(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """NaN and ±inf (from ``NaN``, ``Infinity``, ``1e999`` spellings) become NULL, in one
+    scan to find them and an UPDATE only for the columns that have any."""
+    doubles = [
+        name for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall() if kind == "DOUBLE"
+    ]
+    if not doubles:
+        return
+    counts = con.execute(
+        "SELECT "
+        + ", ".join(f"count(*) FILTER (WHERE NOT isfinite({quote_ident(c)}))" for c in doubles)
+        + f" FROM {table}"
+    ).fetchall()[0]
+    for column, bad in zip(doubles, counts, strict=True):
+        if bad:
+            col = quote_ident(column)
+            con.execute(f"UPDATE {table} SET {col} = NULL WHERE NOT isfinite({col})")
 
 
 def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: str) -> None:
@@ -588,6 +632,7 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
         f"FROM launches l LEFT JOIN det_r{rid} d ON d.launch_id = l.launch_id "
         f"LEFT JOIN rs_units u ON u.unit = d.unit WHERE l.report_id = {rid} GROUP BY l.launch_id"
     )
+    null_non_finite(con, f"values_r{rid}")
     _device_facts(con, info, text_source=None, header={r[1] for r in catalogue})
 
 
@@ -595,7 +640,17 @@ def _load_details(
     con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, header: list[str], info: ReportInfo
 ) -> None:
     rid = info.report_id
-    id_expr = f"CAST(trim({quote_ident('ID')}) AS BIGINT)"
+    id_expr = f"CAST(replace(trim({quote_ident('ID')}), ',', '') AS BIGINT)"
+    mixed = scalar(
+        con,
+        f"SELECT count(*) FROM (SELECT 1 FROM {src} GROUP BY {quote_ident('ID')} "
+        f"HAVING count(DISTINCT {quote_ident('Kernel Name')}) > 1)",
+    )
+    if mixed:
+        info.warnings.append(
+            f"{mixed} launch ID(s) name several kernels (several exports in one file?); "
+            f"their metrics are merged — export each run to its own file"
+        )
     info.launches = _insert_launches(con, src, header, rid, id_expr)
     _details_frame(con, src, header, rid, id_expr, "Metric Value")
     _details_values(con, info, "details row")
@@ -615,7 +670,7 @@ def _load_summary(
         f"dense_rank() OVER (ORDER BY {key}) - 1 AS rs_launch FROM {src}"
     )
     src_k = f"{src}_k"
-    invocations = f"any_value(CAST(trim({quote_ident('Invocations')}) AS BIGINT))"
+    invocations = f"any_value(CAST(replace(trim({quote_ident('Invocations')}), ',', '') AS BIGINT))"
     con.execute(
         f"INSERT INTO launches SELECT {rid}, "
         f"{_launch_select(header, 'rs_launch', invocations)} FROM {src_k} GROUP BY rs_launch"
@@ -654,11 +709,11 @@ def _device_facts(
             f"SELECT any_value({quote_ident(CC_MAJOR)}), any_value({quote_ident(CC_MINOR)}) "
             f"FROM values_r{rid}",
         )
-        if row and row[0] is not None and row[1] is not None:
+        if row and all(v is not None and math.isfinite(v) for v in row):
             info.cc = f"{int(row[0])}.{int(row[1])}"
     for metric in SM_COUNT:
         if metric in header:
             row = one(con, f"SELECT max({quote_ident(metric)}) FROM values_r{rid}")
-            if row and row[0]:
+            if row and row[0] and math.isfinite(row[0]):
                 info.sm_count = int(row[0])
                 break

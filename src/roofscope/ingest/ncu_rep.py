@@ -44,14 +44,21 @@ def converted_csv(report: Path) -> Iterator[Path]:
     fd, name = tempfile.mkstemp(prefix="roofscope-ncu-", suffix=".csv")
     out = Path(name)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            proc = subprocess.run(
-                ncu_command(report, ncu),
-                stdout=fh,
-                stderr=subprocess.PIPE,
-                timeout=3600,
-                check=False,
-            )
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                proc = subprocess.run(
+                    ncu_command(report, ncu),
+                    stdout=fh,
+                    stderr=subprocess.PIPE,
+                    timeout=3600,
+                    check=False,
+                )
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RoofscopeError(
+                f"could not run {ncu} ({exc})",
+                path=str(report),
+                hint="check ncu (or $ROOFSCOPE_NCU), or export the CSV where ncu works",
+            ) from exc
         if proc.returncode != 0:
             detail = proc.stderr.decode(errors="replace").strip().splitlines()
             raise RoofscopeError(

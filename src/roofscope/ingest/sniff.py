@@ -95,11 +95,13 @@ def _is_header(fields: list[str]) -> str | None:
     names = [f.strip() for f in fields]
     if "Kernel Name" not in names:
         return None
+    long_form = {"Metric Name", "Metric Unit"} <= set(names)
     if names[:1] == ["ID"]:
-        if "Metric Name" in names and "Metric Value" in names:
+        if long_form and "Metric Value" in names:
             return DETAILS
-        return RAW
-    if names[:1] == ["Process ID"] and "Invocations" in names and "Average" in names:
+        return None if "Metric Name" in names else RAW
+    summary = {"Invocations", "Minimum", "Maximum", "Average"}
+    if names[:1] == ["Process ID"] and long_form and summary <= set(names):
         return SUMMARY
     return None
 
