@@ -123,6 +123,7 @@ class Session:
                 user_ceilings,
                 f"user: {self.options.ceilings_file}",
                 r.cc,
+                frozenset(lvl for lvl in ("l1", "l2") if "traffic" in r.plan.provenance[lvl]),
             )
         return reports
 

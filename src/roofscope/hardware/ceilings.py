@@ -83,7 +83,9 @@ def _sparse_capable(cc: str | None, family: str) -> bool:
         return False
 
 
-def _measured_formulas(metrics: set[str], cc: str | None) -> dict[str, tuple[str, str]]:
+def _measured_formulas(
+    metrics: set[str], cc: str | None, traffic_levels: frozenset[str] = frozenset()
+) -> dict[str, tuple[str, str]]:
     """name -> (per-launch SQL, formula text) for the peaks an export carries.
 
     An aggregate ``sm__ops_path_tensor_src_<t>.sum.peak_sustained`` (no ``_sparsity_`` split)
@@ -117,18 +119,34 @@ def _measured_formulas(metrics: set[str], cc: str | None) -> dict[str, tuple[str
                 )
             else:
                 out[name] = (f"{col(agg)} * {col(sm_clock)}", f"{agg} × {sm_clock}")
-    pairs = (
-        ("dram", mn.DRAM_BYTES + ".peak_sustained", mn.DRAM_CLOCK, 1),
-        ("l2", mn.L2_LTS2XBAR + ".peak_sustained", mn.LTS_CLOCK, 32),
-        ("l2", mn.L2_BYTES + ".peak_sustained", mn.LTS_CLOCK, 1),
-        ("l1", mn.L1_WRITEBACK_LGDS + ".peak_sustained", mn.L1_CLOCK, 128),
-        ("l1", mn.L1_WRITEBACK_LG + ".peak_sustained", mn.L1_CLOCK, 128),
-        ("l1", mn.L1_BYTES + ".peak_sustained", mn.L1_CLOCK, 1),
-    )
-    for name, peak, clock, factor in pairs:
-        if name not in out and peak in metrics and clock in metrics:
-            lead = f"{factor} × " if factor != 1 else ""
-            out[name] = (f"{factor} * {col(peak)} * {col(clock)}", f"{lead}{peak} × {clock}")
+    chart = {
+        "l2": [(mn.L2_LTS2XBAR, 32)],
+        "l1": [(mn.L1_WRITEBACK_LGDS, 128), (mn.L1_WRITEBACK_LG, 128)],
+    }
+    traffic = {"l2": [(mn.L2_BYTES, 1)], "l1": [(mn.L1_BYTES, 1)]}
+    clocks = {"dram": mn.DRAM_CLOCK, "l2": mn.LTS_CLOCK, "l1": mn.L1_CLOCK}
+    for level in ("dram", "l2", "l1"):
+        # the roof must measure the same bytes as the points: traffic roofs for traffic bytes
+        if level == "dram":
+            options = [(mn.DRAM_BYTES, 1, "")]
+        elif level in traffic_levels:
+            options = [(m, f, "") for m, f in traffic[level]] + [
+                (m, f, " (chart-convention roof; the bytes are traffic)") for m, f in chart[level]
+            ]
+        else:
+            options = [(m, f, "") for m, f in chart[level]] + [
+                (m, f, " (traffic-convention roof; the bytes are chart)") for m, f in traffic[level]
+            ]
+        clock = clocks[level]
+        for counter, factor, note in options:
+            peak = counter + ".peak_sustained"
+            if peak in metrics and clock in metrics:
+                lead = f"{factor} × " if factor != 1 else ""
+                out[level] = (
+                    f"{factor} * {col(peak)} * {col(clock)}",
+                    f"{lead}{peak} × {clock}{note}",
+                )
+                break
     return out
 
 
@@ -150,9 +168,13 @@ def _dominant_tensor_family(
 
 
 def _from_report(
-    con: duckdb.DuckDBPyConnection, report_id: int, metrics: set[str], cc: str | None
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    metrics: set[str],
+    cc: str | None,
+    traffic_levels: frozenset[str],
 ) -> dict[str, Ceiling]:
-    formulas = _measured_formulas(metrics, cc)
+    formulas = _measured_formulas(metrics, cc, traffic_levels)
     if not formulas:
         return {}
     exprs = ", ".join(f"median({sql})" for sql, _ in formulas.values())
@@ -260,12 +282,13 @@ def resolve_ceilings(
     user: dict[str, float] | None = None,
     user_source: str = "user",
     cc: str | None = None,
+    traffic_levels: frozenset[str] = frozenset(),
 ) -> list[Ceiling]:
     """All ceilings of one report, preferring measured over datasheet, user file overriding."""
     chosen: dict[str, Ceiling] = {}
     if spec is not None:
         chosen.update(_from_spec(spec))
-    chosen.update(_from_report(con, report_id, metrics, cc))
+    chosen.update(_from_report(con, report_id, metrics, cc, traffic_levels))
     for name, value in (user or {}).items():
         chosen[name] = Ceiling(name, _kind(name), value, _unit(name), user_source)
     if "tensor" not in chosen:
