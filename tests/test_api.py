@@ -6,9 +6,9 @@ import subprocess
 import sys
 
 import pytest
-from tests.conftest import SAMPLES
 
 import roofscope
+from tests.conftest import SAMPLES
 
 MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
 

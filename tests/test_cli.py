@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 

@@ -7,10 +7,10 @@ import tempfile
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.ncu_builder import raw_page
 
 from roofscope.errors import RoofscopeError
 from roofscope.store import open_store
+from tests.ncu_builder import raw_page
 
 VALID = raw_page(
     [

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import SAMPLES
 
 import roofscope
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import BUILTIN_RULES, Grouper, Rule, base_name, default_rules, save_rule
+from tests.conftest import SAMPLES
 
 G = Grouper(BUILTIN_RULES)
 ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<>>()"

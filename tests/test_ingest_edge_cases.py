@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import shared
-from tests.ncu_builder import details_page, raw_page, write
 
 import roofscope
+from tests.conftest import shared
+from tests.ncu_builder import details_page, raw_page, write
 
 UNITS = {"gpu__time_duration.sum": "us", "dram__bytes.sum": "Mbyte"}
 
@@ -150,9 +150,8 @@ def test_name_that_defeats_the_fast_split_falls_back(tmp_path, in_tmp_cwd):
 
 
 def test_fast_split_and_csv_reader_agree_on_the_resnet_sample(in_tmp_cwd, monkeypatch):
-    from tests.conftest import SAMPLES
-
     from roofscope.ingest import ncu_csv
+    from tests.conftest import SAMPLES
 
     path = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
     fast = roofscope.load(path, use_cache=False).launches()

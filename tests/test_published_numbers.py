@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from tests.ncu_builder import details_page, raw_page, write
 
 import roofscope
+from tests.ncu_builder import details_page, raw_page, write
 
 
 def test_single_kernel_of_design_section_4(tmp_path, in_tmp_cwd):

@@ -6,10 +6,10 @@ import csv
 import math
 
 import pytest
-from tests.conftest import SAMPLES, SHARED
 
 import roofscope
 from roofscope.errors import RoofscopeError
+from tests.conftest import SAMPLES, SHARED
 
 SCALE = {
     "": 1,

@@ -8,10 +8,10 @@ import stat
 
 import duckdb
 import pytest
-from tests.conftest import SAMPLES
 
 import roofscope
 from roofscope.store import SCHEMA_VERSION, cache_key, input_identity, open_store
+from tests.conftest import SAMPLES
 
 MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import DATA, SAMPLES
-from tests.ncu_builder import raw_page, write
 
 import roofscope
+from tests.conftest import DATA, SAMPLES
+from tests.ncu_builder import raw_page, write
 
 N = 4096
 

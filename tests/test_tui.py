@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from tests.conftest import SAMPLES
 from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import WorkerCancelled
 
@@ -12,6 +11,7 @@ from roofscope.tui.panes.kernels import KernelsPane
 from roofscope.tui.panes.roofline import RooflinePane
 from roofscope.tui.screens.modals import HelpScreen
 from roofscope.tui.widgets.virtual_table import VirtualTable
+from tests.conftest import SAMPLES
 
 RESNET = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
 

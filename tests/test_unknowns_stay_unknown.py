@@ -6,10 +6,10 @@ import subprocess
 import sys
 
 import pytest
-from tests.conftest import SAMPLES
-from tests.ncu_builder import details_page, raw_page, write
 
 import roofscope
+from tests.conftest import SAMPLES
+from tests.ncu_builder import details_page, raw_page, write
 
 
 def test_no_utilisation_and_no_ceilings_means_unknown_efficiency(in_tmp_cwd):

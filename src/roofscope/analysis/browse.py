@@ -50,7 +50,11 @@ class Filter:
         if self.regex:
             check_regex(self.regex)
             rx = quote_str(self.regex)
-            parts.append(f"(regexp_matches(kernel, {rx}, 'i') OR regexp_matches(grp, {rx}, 'i'))")
+            # match the distinct names once, not a million launch rows
+            parts.append(
+                f"kernel IN (SELECT kernel FROM kernel_groups WHERE "
+                f"regexp_matches(kernel, {rx}, 'i') OR regexp_matches(grp, {rx}, 'i'))"
+            )
         if self.group is not None:
             parts.append(f"grp = {quote_str(self.group)}")
         if self.eff_bin is not None:

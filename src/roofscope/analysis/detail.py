@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
 
@@ -109,8 +110,18 @@ def raw_rows_for_launch(
             names = [d[0] for d in result.description]
             found = result.fetchall()
             values = dict(zip(names, found[0], strict=True)) if found else {}
-        else:
+        elif Path(path).exists():
             values = _row_from_export(path, launch_id)
+        else:
+            return [
+                MetricRow(
+                    "raw",
+                    "(other exported columns)",
+                    None,
+                    "",
+                    f"not copied into the store and {path} is gone",
+                )
+            ]
         values.pop("launch_id", None)
         return [
             _raw_row(m, v, units.get(m, ("", None)), decimal, "raw column")

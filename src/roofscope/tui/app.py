@@ -165,6 +165,7 @@ class RoofscopeApp(App[None]):
         self.ascii_only = ascii_only or ascii_terminal()
         self.use_color = "NO_COLOR" not in os.environ
         self.started = time.perf_counter()
+        self.stale = {"roofline", "efficiency", "detail"}  # panes load when first shown
         self.first_paint_s: float | None = None
 
     def compose(self) -> ComposeResult:
@@ -238,11 +239,18 @@ class RoofscopeApp(App[None]):
         self.selected_launch = launch_id
         self._selection_changed()
 
+    def _current(self) -> str | None:
+        switchers = self.query(ContentSwitcher)
+        return switchers.first().current if switchers else None
+
     def _selection_changed(self) -> None:
-        for pane in self.query(RooflinePane):
-            pane.redraw()
-        for pane in self.query(DetailPane):
-            pane.reload()
+        """Only the visible pane follows the selection at once; the others catch up when
+        shown, so moving the cursor over a million launches never queues work."""
+        current = self._current()
+        if current == "roofline":
+            self.query_one(RooflinePane).redraw()
+        elif current == "detail":
+            self.query_one(DetailPane).reload()
 
     def group_names(self) -> list[str]:
         pane = self.query(KernelsPane)
@@ -261,12 +269,21 @@ class RoofscopeApp(App[None]):
         self._reload_all()
 
     def _reload_all(self) -> None:
-        for pane in self.query(KernelsPane):
-            pane.reload()
-        for pane in self.query(RooflinePane):
-            pane.reload()
-        for pane in self.query(EfficiencyPane):
-            pane.reload()
+        """Data changed (rules, report): reload the visible pane, mark the others stale."""
+        self.stale = {"roofline", "efficiency", "detail"}
+        self.query_one(KernelsPane).reload()
+        current = self._current()
+        if current in self.stale:
+            self._refresh_pane(current)
+
+    def _refresh_pane(self, key: str) -> None:
+        self.stale.discard(key)
+        if key == "roofline":
+            self.query_one(RooflinePane).reload()
+        elif key == "efficiency":
+            self.query_one(EfficiencyPane).reload()
+        elif key == "detail":
+            self.query_one(DetailPane).reload()
 
     # -- actions ---------------------------------------------------------------------------
     def action_show_pane(self, key: str) -> None:
@@ -277,8 +294,12 @@ class RoofscopeApp(App[None]):
         pane = self.query_one(f"#{key}")
         focusable = [w for w in pane.query("*") if w.focusable and w.display]
         (focusable[0] if focusable else pane).focus()
-        if key == "roofline":
+        if key in self.stale:
+            self._refresh_pane(key)
+        elif key == "roofline":
             pane.redraw()  # type: ignore[attr-defined]
+        elif key == "detail":
+            pane.reload()  # type: ignore[attr-defined]
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(HELP))

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from roofscope.analysis.detail import MetricRow
+from roofscope.errors import RoofscopeError
 from roofscope.output.units import si
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ class DetailPane(Vertical):
             ("metric", 36),
             ("value", 14),
             ("unit", 8),
-            ("formula / source", None),
+            ("formula / source", 100),
         ):
             table.add_column(title, width=width)
         yield table
@@ -70,11 +71,15 @@ class DetailPane(Vertical):
     @work(thread=True, exclusive=True, group="detail")
     def _load(self, report: int, launch: int | None, group: str | None, title: str) -> None:
         session = self.rapp.session
-        rows = (
-            session.launch_detail(report, launch)
-            if launch is not None
-            else session.group_detail(report, group or "")
-        )
+        try:
+            rows = (
+                session.launch_detail(report, launch)
+                if launch is not None
+                else session.group_detail(report, group or "")
+            )
+        except RoofscopeError as exc:
+            self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
+            return
         self.app.call_from_thread(self._show, rows, title)
 
     def _show(self, rows: list[MetricRow], title: str) -> None:

@@ -37,16 +37,19 @@ class EfficiencyPane(Vertical):
         yield Static(id="efficiency-summary")
         with Horizontal():
             bins: DataTable[str] = DataTable(id="bins", cursor_type="row")
-            for title in ("efficiency", "time", "kernels", "time × eff", "share"):
-                bins.add_column(title)
+            for title, width in (
+                ("efficiency", 10),
+                ("time", 9),
+                ("kernels", 7),
+                ("time × eff", 10),
+                ("share", 20),
+            ):
+                bins.add_column(title, width=width)
             yield bins
             ranking: DataTable[str] = DataTable(id="ranking", cursor_type="row")
-            for title in ("group", "headroom", "speedup", "eff"):
-                ranking.add_column(title)
+            for title, width in (("group", 24), ("headroom", 9), ("speedup", 7), ("eff", 5)):
+                ranking.add_column(title, width=width)
             yield ranking
-
-    def on_mount(self) -> None:
-        self.reload()
 
     def reload(self) -> None:
         self._load(self.rapp.report)

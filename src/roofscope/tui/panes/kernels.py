@@ -103,8 +103,11 @@ class KernelsPane(Vertical):
             id="kernels-filter",
         )
         table: DataTable[str] = DataTable(id="groups", cursor_type="row", zebra_stripes=True)
-        for key, title, _fmt in GROUP_COLUMNS:
-            table.add_column(title, key=title, width=24 if key == "name" else None)
+        # fixed widths: a layout that does not depend on when DataTable measures its cells
+        for (_key, title, _fmt), width in zip(
+            GROUP_COLUMNS, (24, 6, 9, 6, 13, 8, 15, 5, 9), strict=True
+        ):
+            table.add_column(title, key=title, width=width)
         yield table
         yield VirtualTable(
             [

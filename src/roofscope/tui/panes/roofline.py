@@ -47,11 +47,9 @@ class RooflinePane(Vertical, can_focus=True):
         yield Static(id="roofline-chart")
         yield Static(id="roofline-legend")
 
-    def on_mount(self) -> None:
-        self.reload()
-
     def on_resize(self) -> None:
-        self.redraw()
+        if self.rows:
+            self.redraw()
 
     def reload(self) -> None:
         self._load(self.rapp.report, self.by)
