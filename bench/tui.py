@@ -68,6 +68,7 @@ async def key_latencies(n: int) -> dict[str, list[float]]:
                 await settle(app, pilot)
                 out.setdefault(name, []).append(time.perf_counter() - t)
 
+        await timed("x: unbound key (Pilot's own overhead)", "x", repeat=30)
         await timed("down (groups)", "down", repeat=30)
         await timed("2 roofline / 1 kernels", "2", repeat=1)
         await timed("2 roofline / 1 kernels", "1", repeat=1)

@@ -28,7 +28,7 @@ class RooflinePane(Vertical, can_focus=True):
     ]
     DEFAULT_CSS = """
     RooflinePane #roofline-chart { height: 1fr; min-height: 8; }
-    RooflinePane #roofline-legend { height: auto; max-height: 10; color: $text-muted; }
+    RooflinePane #roofline-legend { height: 5; color: $text-muted; }
     """
 
     def __init__(self, **kwargs: Any):
