@@ -226,3 +226,16 @@ async def test_bad_file_shows_the_one_line_error(tmp_path, in_tmp_cwd):
         await settle(app, pilot, 5)
         message = str(app.query_one("#loading", Static).render())
         assert message.startswith("roofscope: ") and "not an Nsight Compute CSV" in message
+
+
+async def test_several_reports_switch_with_full_stop(in_tmp_cwd):
+    bf16 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")
+    app = RoofscopeApp([RESNET, bf16])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        assert "[1/2]" in str(app.query_one("#kernels-status", Static).render())
+        fp32_total = sum(r["launches"] for r in app.query_one(KernelsPane).rows)
+        await pilot.press("full_stop")
+        await settle(app, pilot, 5)
+        assert "[2/2]" in str(app.query_one("#kernels-status", Static).render())
+        assert sum(r["launches"] for r in app.query_one(KernelsPane).rows) == 450 != fp32_total

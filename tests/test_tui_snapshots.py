@@ -15,7 +15,7 @@ from tests.test_tui import RESNET, opened, settle
 PANES = {"1": "kernels", "2": "roofline", "3": "efficiency", "4": "detail"}
 MUST_SHOW = {
     "kernels": ["conv fprop", "GEMM", "layout transform"],
-    "roofline": ["┤", "compute FLOP/s", "memory B/s"],
+    "roofline": ["┤", "FLOP/s: FP64", "B/s: L1", "(report)"],
     "efficiency": ["potential speedup", "90%–100%"],
     "detail": ["time_s", "fp32", "metrics"],
 }

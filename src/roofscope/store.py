@@ -18,7 +18,8 @@ Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
 * ``catalogue(report_id, metric, label, section, unit, base_unit, scale, source, wanted,
   known_unit)`` — every metric of every report, with the unit as exported and its base SI form.
 * ``values_r{N}(launch_id, "<metric>" DOUBLE, …)`` — the metrics roofscope computes with, in
-  base SI units, one column per metric present in report N.
+  base SI units, one column per metric present in report N (raw pages are scanned straight
+  into it, so it also keeps their identification columns as text).
 * ``raw_r{N}`` (raw page: every column as text) or ``det_r{N}(launch_id, section, metric, label,
   unit, value)`` (details/summary page) — every value as exported, for drill-down.
 * ``warnings(report_id, message)`` — what was skipped or assumed while loading.

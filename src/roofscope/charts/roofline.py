@@ -117,16 +117,28 @@ def render(
     )
 
 
+def short_source(source: str) -> str:
+    """``report: 2 × …`` -> ``report``; ``tensor_bf16 (…); datasheet …`` -> ``datasheet``."""
+    for kind in ("report", "datasheet", "user", "measured"):
+        if source.startswith(kind) or f"; {kind}" in source:
+            return kind
+    return source.split(":")[0][:12]
+
+
 def legend(roofs: list[Roof], selected: Point | None, level: str) -> list[str]:
-    """Compact lines under the chart: the roofs with values and sources, then the selection."""
-    compute = " ".join(f"{r.name.upper()} {_si(r.value)}" for r in roofs if r.kind == "compute")
-    memory = " ".join(f"{r.name.upper()} {_si(r.value)}" for r in roofs if r.kind == "memory")
-    sources = sorted({r.source.split(":")[0].split(" (")[0] for r in roofs})
+    """Compact lines under the chart: every roof with its value and source, then the
+    selected point."""
+
+    def item(r: Roof) -> str:
+        return f"{r.name.upper()} {_si(r.value)} ({short_source(r.source)})"
+
+    compute = "  ".join(item(r) for r in roofs if r.kind == "compute")
+    memory = "  ".join(item(r) for r in roofs if r.kind == "memory")
     lines = []
     if compute:
-        lines.append(f"compute FLOP/s: {compute}")
+        lines.append(f"FLOP/s: {compute}")
     if memory:
-        lines.append(f"memory B/s: {memory}   (source: {', '.join(sources)})")
+        lines.append(f"B/s: {memory}")
     if selected is not None:
         lines.append(
             f"▶ {selected.name}: AI({level}) {selected.ai:.3g} FLOP/B, "
