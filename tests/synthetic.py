@@ -5,6 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from roofscope.api import Options, Session, store_default_facts
+from roofscope.ingest.ncu_csv import CATALOGUE_COLUMNS
 from roofscope.sqlutil import insert_rows
 from roofscope.store import SCHEMA, SCHEMA_VERSION, OpenedStore
 
@@ -64,18 +65,7 @@ def synthetic_session(n: int) -> Session:
     insert_rows(
         con,
         "catalogue",
-        (
-            "report_id",
-            "metric",
-            "label",
-            "section",
-            "unit",
-            "base_unit",
-            "scale",
-            "source",
-            "wanted",
-            "known_unit",
-        ),
+        CATALOGUE_COLUMNS,
         [(0, m, None, None, u, b, s, "raw column", True, True) for m, (u, b, s) in METRICS.items()],
     )
     names = "[" + ", ".join("'" + k.replace("'", "''") + "'" for k in KERNELS) + "]"

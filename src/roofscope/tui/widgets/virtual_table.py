@@ -57,6 +57,8 @@ class VirtualTable(ScrollView, can_focus=True):
     cursor = reactive(0)
 
     class Highlighted(Message):
+        """The cursor is on ``row`` (None while its page is loading)."""
+
         def __init__(self, table: VirtualTable, row: tuple | None):
             super().__init__()
             self.table = table
@@ -66,15 +68,8 @@ class VirtualTable(ScrollView, can_focus=True):
         def control(self) -> VirtualTable:
             return self.table
 
-    class Selected(Message):
-        def __init__(self, table: VirtualTable, row: tuple):
-            super().__init__()
-            self.table = table
-            self.row = row
-
-        @property
-        def control(self) -> VirtualTable:
-            return self.table
+    class Selected(Highlighted):
+        """Enter on ``row``."""
 
     def __init__(self, columns: Sequence[Column], **kwargs: Any):
         super().__init__(**kwargs)
