@@ -97,3 +97,14 @@ def test_cache_key_depends_on_identity(copy):
     ident = input_identity([copy])
     assert cache_key(ident) == cache_key(input_identity([copy]))
     assert cache_key(ident) != cache_key(input_identity([copy, MOBILENET]))
+
+
+def test_abandoned_temporary_builds_are_removed(copy, _isolated_cache):
+    old = _isolated_cache / "abc.duckdb.1234.tmp"
+    young = _isolated_cache / "def.duckdb.5678.tmp"
+    old.write_bytes(b"half a database")
+    young.write_bytes(b"a build in progress")
+    os.utime(old, (1, 1))
+    open_store([copy]).con.close()
+    assert not old.exists()
+    assert young.exists()

@@ -239,3 +239,23 @@ async def test_several_reports_switch_with_full_stop(in_tmp_cwd):
         await settle(app, pilot, 5)
         assert "[2/2]" in str(app.query_one("#kernels-status", Static).render())
         assert sum(r["launches"] for r in app.query_one(KernelsPane).rows) == 450 != fp32_total
+
+
+async def test_command_palette_jumps_to_a_group(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"Group: GEMM")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.selected_group == "GEMM"
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.2)
+        await pilot.press(*"Pane: Roofline")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one(ContentSwitcher).current == "roofline"

@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -199,6 +200,7 @@ def open_store(
     target = directory / f"{cache_key(identity)}.duckdb"
     if target.exists() and _valid(target, identity):
         return OpenedStore(_attach(target), target, True)
+    _remove_abandoned_builds(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=directory)
@@ -221,6 +223,18 @@ def open_store(
         Path(str(tmp) + ".wal").unlink(missing_ok=True)
         raise
     return OpenedStore(_attach(target), target, False)
+
+
+def _remove_abandoned_builds(directory: Path, older_than_s: float = 3600.0) -> None:
+    """Temporary files of builds that were killed (Ctrl+C, a lost SSH link) an hour ago or
+    more; a build in progress elsewhere is younger than that."""
+    now = time.time()
+    for leftover in directory.glob("*.tmp*"):
+        try:
+            if now - leftover.stat().st_mtime > older_than_s:
+                leftover.unlink()
+        except OSError:
+            continue
 
 
 def _build_in_memory(

@@ -154,11 +154,21 @@ def _dominant_tensor_family(
     con: duckdb.DuckDBPyConnection, report_id: int, metrics: set[str]
 ) -> str | None:
     """The tensor data type with the most ops in the report (whose roof the points meet)."""
-    aggs = mn.tensor_aggregates(metrics) or mn.tensor_aggregates(metrics, ".per_second")
+    aggs = mn.tensor_aggregates(metrics)
+    weight = "l.invocations"  # a summary row stands for Invocations launches
+    if not aggs:
+        aggs = mn.tensor_aggregates(metrics, ".per_second")
+        if mn.TIME not in metrics:
+            return None
+        weight = f"l.invocations * v.{quote_ident(mn.TIME)}"  # rates × time = ops
     if not aggs:
         return None
-    sums = ", ".join(f"sum({quote_ident(a)})" for a in aggs)
-    row = one(con, f"SELECT {sums} FROM values_r{report_id}")
+    sums = ", ".join(f"sum(v.{quote_ident(a)} * {weight})" for a in aggs)
+    row = one(
+        con,
+        f"SELECT {sums} FROM values_r{report_id} v JOIN launches l "
+        f"ON l.launch_id = v.launch_id AND l.report_id = {report_id}",
+    )
     totals = {}
     for agg, total in zip(aggs, row or (), strict=False):
         fam = _family(agg)
