@@ -241,21 +241,21 @@ async def test_several_reports_switch_with_full_stop(in_tmp_cwd):
         assert sum(r["launches"] for r in app.query_one(KernelsPane).rows) == 450 != fp32_total
 
 
+async def palette(app: RoofscopeApp, pilot, text: str) -> None:
+    """Type ``text`` into the command palette and run the best hit."""
+    await pilot.press("ctrl+p")
+    await pilot.pause(0.2)
+    await pilot.press(*text)
+    await pilot.pause(0.5)
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
 async def test_command_palette_jumps_to_a_group(in_tmp_cwd):
     app = RoofscopeApp([RESNET])
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(app, pilot)
-        await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"Group: GEMM")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await palette(app, pilot, "Group: GEMM")
         assert app.selected_group == "GEMM"
-        await pilot.press("ctrl+p")
-        await pilot.pause(0.2)
-        await pilot.press(*"Pane: Roofline")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
-        await settle(app, pilot)
+        await palette(app, pilot, "Pane: Roofline")
         assert app.query_one(ContentSwitcher).current == "roofline"
