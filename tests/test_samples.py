@@ -158,6 +158,8 @@ def test_every_shared_ncu_export_loads_or_is_refused_cleanly(path, in_tmp_cwd):
         return
     doc = session.report_dict()
     report = doc["reports"][0]
+    if report["format"].startswith("nsys"):
+        return  # an nsys stats file among the public samples: tests/test_nsys_samples.py
     assert report["launches"] > 0
     assert report["kernels"] > 0
     for g in report["groups"]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from roofscope.analysis import browse, detail, efficiency, summary
+from roofscope.analysis import browse, detail, efficiency, join, summary, timeline
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule, default_rules
 from roofscope.hardware.ceilings import Ceiling, load_ceilings_file, resolve_ceilings
@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 JSON_SCHEMA_VERSION = 1
+# Grouping axes: name rules (every report), or the NVTX range a kernel was launched in.
+AXES = {"rules": None, "nvtx-inner": "innermost", "nvtx-outer": "outermost"}
+NO_RANGE = "(no NVTX range)"
 
 
 @dataclass
@@ -51,6 +54,10 @@ class Report:
     ceilings: list[Ceiling] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def is_nsys(self) -> bool:
+        return self.layout.startswith("nsys")
+
 
 @dataclass
 class Options:
@@ -61,6 +68,7 @@ class Options:
     fp16_convention: str = "ncu"
     rules: list[Rule] | None = None
     use_cache: bool = True
+    axis: str = "rules"  # how launches are grouped: AXES
     spec: GpuSpec | None = field(default=None, init=False)
     user_ceilings: dict[str, float] = field(default_factory=dict, init=False)
 
@@ -75,6 +83,10 @@ class Options:
             self.user_ceilings = load_ceilings_file(self.ceilings_file)
         if self.rules is None:
             self.rules = default_rules()
+        if self.axis not in AXES:
+            raise RoofscopeError(
+                f"unknown grouping axis {self.axis!r}", hint=f"use one of {', '.join(AXES)}"
+            )
 
 
 class Session:
@@ -89,8 +101,23 @@ class Session:
         self.options = options
         self.reports = self._load_reports(options.spec, options.user_ceilings)
         self.grouper = Grouper(options.rules or [])
+        self.axis = options.axis
         efficiency.build_launch_table(self.con, {r.report_id: r.ceilings for r in self.reports})
+        self.partner: dict[int, int] = {}
         self._apply_groups()
+        self.partner = self._pair_reports()
+        for ncu, nsys in self.partner.items():
+            join.build(self.con, self.reports[ncu].report_id, self.reports[nsys].report_id)
+
+    def _pair_reports(self) -> dict[int, int]:
+        """Each ncu report → the first nsys report opened with it (same program, we trust)."""
+        nsys = [i for i, r in enumerate(self.reports) if r.is_nsys and r.launches]
+        pairs = {}
+        if nsys:
+            for i, r in enumerate(self.reports):
+                if not r.is_nsys:
+                    pairs[i] = nsys[0]
+        return pairs
 
     # -- building -------------------------------------------------------------------------
     def _load_reports(
@@ -143,16 +170,64 @@ class Session:
             ("kernel", "grp", "rule"),
             [(k, *self.grouper.match(k)) for k in kernels],
         )
+        column = AXES[self.axis]
+        if column is None:
+            grp, rule, on_nvtx = "coalesce(g.grp, '(unnamed)')", "g.rule", ""
+        else:
+            grp = f"coalesce(n.{column}, {NO_RANGE!r})"
+            rule, on_nvtx = (
+                f"'NVTX {column} range'",
+                "LEFT JOIN launch_nvtx n ON n.report_id = f.report_id "
+                "AND n.launch_id = f.launch_id",
+            )
         self.con.execute(
-            "CREATE OR REPLACE TEMP VIEW launch_view AS SELECT f.*, "
-            "coalesce(g.grp, '(unnamed)') AS grp, g.rule AS group_rule "
-            "FROM launch_facts f LEFT JOIN kernel_groups g ON g.kernel = f.kernel"
+            f"CREATE OR REPLACE TEMP VIEW launch_view AS SELECT f.*, {grp} AS grp, "
+            f"{rule} AS group_rule FROM launch_facts f "
+            f"LEFT JOIN kernel_groups g ON g.kernel = f.kernel {on_nvtx}"
         )
 
     def set_rules(self, rules: list[Rule]) -> None:
         """Regroup with new rules (the TUI's rule editor): only the name table changes."""
         self.grouper = Grouper(rules)
         self._apply_groups()
+
+    def set_axis(self, axis: str) -> None:
+        if axis not in AXES:
+            raise RoofscopeError(f"unknown grouping axis {axis!r}", hint=", ".join(AXES))
+        with self.lock:
+            self.axis = axis
+            self._apply_groups()
+
+    def has_nvtx(self, report: int = 0) -> bool:
+        rid = self.reports[report].report_id
+        with self.lock:
+            return bool(
+                self.con.execute(
+                    "SELECT count(*) FROM launch_nvtx WHERE report_id = ?", [rid]
+                ).fetchall()[0][0]
+            )
+
+    # -- timeline (nsys) ------------------------------------------------------------------
+    def has_timeline(self, report: int = 0) -> bool:
+        with self.lock:
+            return timeline.has_timeline(self.con, self.reports[report].report_id)
+
+    def timeline(
+        self,
+        report: int = 0,
+        window: timeline.Window | None = None,
+        device: int | None = None,
+        buckets: int = 60,
+    ) -> timeline.Timeline | None:
+        """Busy fraction, gaps, concurrency, memcpy rate and GPU metrics in a window."""
+        with self.lock:
+            return timeline.timeline(
+                self.con, self.reports[report].report_id, window, device, buckets
+            )
+
+    def devices(self, report: int = 0) -> list[int | None]:
+        with self.lock:
+            return timeline.devices(self.con, self.reports[report].report_id)
 
     # -- reading --------------------------------------------------------------------------
     @property
@@ -173,7 +248,24 @@ class Session:
         where = flt.sql() if flt else "TRUE"
         with self.lock:
             total = self.totals(report)["time_s"] if flt or limit else None
-            return summary.rows(self.con, r.report_id, by, r.ceilings, where, total, limit)
+            out = summary.rows(self.con, r.report_id, by, r.ceilings, where, total, limit)
+            if by == "group" and report in self.partner:
+                other = self.reports[self.partner[report]].report_id
+                columns = join.group_columns(self.con, r.report_id, other, where)
+                for row in out:
+                    row["nsys"] = columns.get(row["name"])
+            return out
+
+    def nsys_join(self, report: int = 0) -> dict[str, Any] | None:
+        """Coverage of the real timeline by this ncu report's kernels (None: no nsys)."""
+        if report not in self.partner:
+            return None
+        other = self.partner[report]
+        with self.lock:
+            out = join.coverage(
+                self.con, self.reports[report].report_id, self.reports[other].report_id
+            )
+        return {"nsys_report": self.reports[other].path, **out}
 
     def pager(
         self, report: int, flt: browse.Filter, sort: str = "time_s", descending: bool = True
@@ -256,6 +348,9 @@ class Session:
                 "provenance": dict(r.plan.provenance),
                 "fp16_convention": self.options.fp16_convention,
                 "by": by,
+                "axis": self.axis,
+                "nsys_join": self.nsys_join(i),
+                "timeline": self._timeline_dict(i),
                 "groups": self.rows("group", i)[:top],
                 "warnings": list(r.warnings),
             }
@@ -263,6 +358,13 @@ class Session:
                 entry["rows"] = self.rows(by, i)[:top]
             out.append(entry)
         return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": self.warnings}
+
+    def _timeline_dict(self, report: int) -> dict[str, Any] | None:
+        if not self.has_timeline(report):
+            return None
+        devs = self.devices(report)
+        t = self.timeline(report, device=devs[0] if len(devs) == 1 else None)
+        return t.to_dict() if t else None
 
     # -- pandas ---------------------------------------------------------------------------
     def _frame(self, by: str, report: int | None) -> pd.DataFrame:
@@ -340,9 +442,11 @@ def load(
     fp16_convention: str = "ncu",
     rules: list[Rule] | None = None,
     use_cache: bool = True,
+    axis: str = "rules",
 ) -> Session:
-    """Open ncu exports (CSV, ``.csv.gz``, or ``.ncu-rep`` with ncu installed)."""
-    options = Options(gpu, ceilings, fp16_convention, rules, use_cache)
+    """Open ncu exports (CSV, ``.csv.gz``, ``.ncu-rep`` with ncu installed) and nsys exports
+    (SQLite, parquetdir, stats CSV, ``.nsys-rep`` with nsys installed)."""
+    options = Options(gpu, ceilings, fp16_convention, rules, use_cache, axis)
     store = open_store(list(paths), use_cache=use_cache, on_build=store_default_facts)
     session = Session(store, options)
     for report, given in zip(session.reports, paths, strict=False):

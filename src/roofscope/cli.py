@@ -30,9 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     opener = sub.add_parser(
         "open",
         help="explore exports in the terminal UI (no FILE: a start screen)",
-        description="Open ncu exports in the keyboard-driven TUI.",
+        description="Open ncu and nsys exports in the keyboard-driven TUI.",
     )
-    opener.add_argument("files", nargs="*", metavar="FILE", help="ncu exports, as for report")
+    opener.add_argument("files", nargs="*", metavar="FILE", help="exports, as for report")
     opener.add_argument(
         "--ascii",
         action="store_true",
@@ -41,14 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_load_options(opener)
     report = sub.add_parser(
         "report",
-        help="summarise ncu exports headless (table, JSON, CSV, Markdown)",
-        description="Load Nsight Compute exports and print per-group roofline numbers.",
+        help="summarise exports headless (table, JSON, CSV, Markdown)",
+        description="Load Nsight Compute and Nsight Systems exports and print per-group "
+        "numbers: roofline quantities from ncu, real timeline shares from nsys.",
     )
     report.add_argument(
         "files",
         nargs="+",
         metavar="FILE",
-        help="ncu CSV export (raw or details page, .csv.gz, or .ncu-rep with ncu on PATH)",
+        help="ncu CSV (raw or details page, .csv.gz, .ncu-rep with ncu on PATH) or nsys export "
+        "(.sqlite, parquetdir, stats CSV, .nsys-rep with nsys on PATH)",
     )
     report.add_argument("--format", choices=("table", "json", "csv", "md"), default="table")
     report.add_argument(
@@ -76,8 +78,18 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
         help="FP16 FLOPs: ncu = 2·hadd+2·hmul+4·hfma (default), nersc = hadd+hmul+2·hfma",
     )
     parser.add_argument(
+        "--nvtx",
+        choices=("innermost", "outermost"),
+        default=None,
+        help="group nsys kernels by the NVTX range they were launched in instead of name rules",
+    )
+    parser.add_argument(
         "--no-cache", action="store_true", help="do not read or write the cache database"
     )
+
+
+def _axis(args: argparse.Namespace) -> str:
+    return "rules" if args.nvtx is None else f"nvtx-{args.nvtx[:5]}"
 
 
 def _open(args: argparse.Namespace) -> int:
@@ -95,6 +107,7 @@ def _open(args: argparse.Namespace) -> int:
         ceilings=args.ceilings,
         fp16_convention=args.fp16_convention,
         use_cache=not args.no_cache,
+        axis=_axis(args),
     )
     app.run()
     return 0
@@ -112,6 +125,7 @@ def _report(args: argparse.Namespace) -> int:
         ceilings=args.ceilings,
         fp16_convention=args.fp16_convention,
         use_cache=not args.no_cache,
+        axis=_axis(args),
     )
     try:
         doc = session.report_dict(by=args.by, top=args.top)

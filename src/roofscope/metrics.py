@@ -119,7 +119,18 @@ def plan_report(
 
 
 def _plan_time(plan: MetricPlan, have: _Available) -> None:
-    if have.has(mn.TIME):
+    # nsys stats summaries carry each kernel's spread; single launches are their own spread.
+    for stat in ("min", "max", "med"):
+        metric = f"nsys__time_{stat}"
+        found = have.has(metric)
+        plan.set(f"time_{stat}_s", _col(metric) if found else None, metric if found else "time")
+    if have.has("nsys__duration"):
+        plan.set(
+            "time_s",
+            _col("nsys__duration"),
+            "nsys: end − start on the real timeline (stats summaries: average per instance)",
+        )
+    elif have.has(mn.TIME):
         plan.set("time_s", _col(mn.TIME), "gpu__time_duration.sum")
     elif have.has(mn.SM_CYCLES) and have.has(mn.SM_CLOCK):
         plan.set(
@@ -266,6 +277,9 @@ def _plan_utilisation(plan: MetricPlan, have: _Available) -> None:
 
 FACT_COLUMNS = (
     "time_s",
+    "time_min_s",
+    "time_max_s",
+    "time_med_s",
     *FLOP_FIELDS,
     "dram",
     "l1",

@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import tempfile
 import time
 import zlib
@@ -38,16 +39,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from roofscope import __version__
 from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
+from roofscope.ingest.nsys_parquet import is_parquet_dir
+from roofscope.ingest.nsys_tables import SCHEMA as TIMELINE_SCHEMA
 from roofscope.sqlutil import insert_rows
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+BUILD_MEMORY_LIMIT = "1GB"
 BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
 
-SCHEMA = """
+SCHEMA = (
+    """
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 CREATE TABLE reports (report_id INTEGER, path VARCHAR, layout VARCHAR, decimal VARCHAR,
     gpu_name VARCHAR, cc VARCHAR, sm_count INTEGER, launches BIGINT, raw_values VARCHAR);
@@ -60,6 +66,8 @@ CREATE TABLE catalogue (report_id INTEGER, metric VARCHAR, label VARCHAR, sectio
     known_unit BOOLEAN);
 CREATE TABLE warnings (report_id INTEGER, message VARCHAR);
 """
+    + TIMELINE_SCHEMA
+)
 
 
 def _connect(database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -83,8 +91,15 @@ def input_identity(paths: list[Path]) -> list[dict[str, object]]:
     """What makes a cache valid: resolved path, size and modification time of each input."""
     out = []
     for p in paths:
-        st = p.stat()
-        out.append({"path": str(p.resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns})
+        files = sorted(p.iterdir()) if p.is_dir() else [p]  # an nsys parquetdir
+        stats = [f.stat() for f in files]
+        out.append(
+            {
+                "path": str(p.resolve()),
+                "size": sum(st.st_size for st in stats),
+                "mtime_ns": max((st.st_mtime_ns for st in stats), default=0),
+            }
+        )
     return out
 
 
@@ -106,8 +121,12 @@ def _check_inputs(paths: list[Path]) -> None:
     for p in paths:
         if not p.exists():
             raise RoofscopeError("no such file", path=str(p), hint="check the path")
-        if p.is_dir():
-            raise RoofscopeError("is a directory, not an export", path=str(p))
+        if p.is_dir() and not is_parquet_dir(p):
+            raise RoofscopeError(
+                "is a directory, not an export",
+                path=str(p),
+                hint="a directory must be an nsys parquetdir export (*.parquet tables)",
+            )
 
 
 def build(
@@ -122,7 +141,15 @@ def build(
     for report_id, path in enumerate(paths):
         try:
             info = ingest_file(con, path, report_id)
-        except (duckdb.Error, OSError, UnicodeError, ValueError, zlib.error) as exc:
+        except (
+            duckdb.Error,
+            OSError,
+            UnicodeError,
+            ValueError,
+            zlib.error,
+            sqlite3.Error,
+            pa.ArrowException,
+        ) as exc:
             # Input we did not foresee: one line for the user, the traceback only on request.
             if os.environ.get("ROOFSCOPE_DEBUG"):
                 raise
@@ -212,6 +239,9 @@ def open_store(
     tmp.unlink()
     try:
         con = _connect(str(tmp))
+        # Builds of ten million nsys kernels sort and copy whole tables; spill to disk next to
+        # the cache rather than take most of a login node's memory (DuckDB's default: 80%).
+        con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
         try:
             build(con, resolved, identity, on_build)
             con.execute("CHECKPOINT")

@@ -44,6 +44,7 @@ class Filter:
     regex: str | None = None  # matched against kernel name and group
     group: str | None = None
     eff_bin: int | None = None  # 0..9, the efficiency histogram bin
+    window: tuple[int, int, int] | None = None  # (report_id, t0_ns, t1_ns) on the nsys timeline
 
     def sql(self) -> str:
         parts = ["TRUE"]
@@ -52,13 +53,20 @@ class Filter:
             rx = quote_str(self.regex)
             # match the distinct names once, not a million launch rows
             parts.append(
-                f"kernel IN (SELECT kernel FROM kernel_groups WHERE "
-                f"regexp_matches(kernel, {rx}, 'i') OR regexp_matches(grp, {rx}, 'i'))"
+                f"(kernel IN (SELECT kernel FROM kernel_groups WHERE "
+                f"regexp_matches(kernel, {rx}, 'i') OR regexp_matches(grp, {rx}, 'i')) "
+                f"OR regexp_matches(grp, {rx}, 'i'))"
             )
         if self.group is not None:
             parts.append(f"grp = {quote_str(self.group)}")
         if self.eff_bin is not None:
             parts.append(f"least(CAST(floor(efficiency * 10) AS INTEGER), 9) = {int(self.eff_bin)}")
+        if self.window is not None:
+            rid, t0, t1 = (int(x) for x in self.window)
+            parts.append(
+                f"launch_id IN (SELECT launch_id FROM spans WHERE report_id = {rid} "
+                f"AND end_ns > {t0} AND start_ns < {t1})"
+            )
         return " AND ".join(parts)
 
 

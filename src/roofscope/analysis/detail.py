@@ -8,11 +8,13 @@ seconds) summed and intensive ones (percentages, rates, clocks) time-weighted, a
 from __future__ import annotations
 
 import csv
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from roofscope.ingest.nsys_export import kernel_row
 from roofscope.ingest.sniff import open_text, sniff
 from roofscope.ingest.units import UnknownUnitError, parse_unit
 from roofscope.sqlutil import quote_ident, quote_str
@@ -104,6 +106,8 @@ def raw_rows_for_launch(
             f"SELECT metric, unit, scale FROM catalogue WHERE report_id = {report_id}"
         ).fetchall()
     }
+    if layout.startswith("nsys"):
+        return _nsys_rows(con, report_id, launch_id, layout, path)
     if layout == "ncu-raw":
         if raw_values == "table":
             result = con.execute(f"SELECT * FROM raw_r{report_id} WHERE launch_id = {launch_id}")
@@ -140,6 +144,39 @@ def raw_rows_for_launch(
             scale = None
         source = f"details label {label!r}" if label else "details row"
         out.append(_raw_row(metric, value, (unit, scale), decimal, source))
+    return out
+
+
+def _nsys_rows(
+    con: duckdb.DuckDBPyConnection, report_id: int, launch_id: int, layout: str, path: str
+) -> list[MetricRow]:
+    """A timeline launch: where and when it ran, its NVTX ranges, and the export's row."""
+    found = con.execute(
+        f"SELECT s.start_ns, s.end_ns, s.device, s.stream, s.source_row, l.grid_size, "
+        f"l.block_size, n.innermost, n.outermost FROM launches l LEFT JOIN spans s "
+        f"ON s.report_id = l.report_id AND s.launch_id = l.launch_id LEFT JOIN launch_nvtx n "
+        f"ON n.report_id = l.report_id AND n.launch_id = l.launch_id "
+        f"WHERE l.report_id = {report_id} AND l.launch_id = {launch_id}"
+    ).fetchall()
+    if not found:
+        return []
+    start, end, device, stream, source_row, grid, block, inner, outer = found[0]
+    out = [
+        MetricRow("nsys", "start", start / 1e9 if start is not None else None, "s", "timeline"),
+        MetricRow("nsys", "end", end / 1e9 if end is not None else None, "s", "timeline"),
+        MetricRow("nsys", "device", device, "", "timeline"),
+        MetricRow("nsys", "stream", stream, "", "timeline"),
+        MetricRow("nsys", "grid", grid, "", "launch"),
+        MetricRow("nsys", "block", block, "", "launch"),
+        MetricRow("nsys", "NVTX innermost", inner, "", "range open on the launching thread"),
+        MetricRow("nsys", "NVTX outermost", outer, "", "range open on the launching thread"),
+    ]
+    if source_row is not None and layout != "nsys-stats" and Path(path).exists():
+        try:
+            row = kernel_row(Path(path), int(source_row))
+        except (sqlite3.Error, duckdb.Error, OSError):
+            row = {}
+        out += [MetricRow("raw", k, v, "", "export row") for k, v in row.items()]
     return out
 
 

@@ -19,6 +19,13 @@ _AGGREGATES = (
     "sum(invocations) AS launches",
     "count(DISTINCT kernel) AS kernels",
     "sum(time_s * invocations) AS time_s",
+    "sum(time_s * invocations) / nullif(sum(invocations) FILTER (WHERE time_s IS NOT NULL), 0) "
+    "AS time_avg_s",
+    "min(coalesce(time_min_s, time_s)) AS time_min_s",
+    "max(coalesce(time_max_s, time_s)) AS time_max_s",
+    # A median of medians is no median: known only for single launches or one summary row.
+    "CASE WHEN max(invocations) = 1 THEN median(time_s) WHEN count(*) = 1 "
+    "THEN any_value(coalesce(time_med_s, time_s)) END AS time_med_s",
     *(f"sum({f} * invocations) AS {f}" for f in FLOPS),
     *(f"sum({b} * invocations) AS {b}" for b in BYTES),
     "sum(time_s * invocations * efficiency) / nullif(sum(time_s * invocations) FILTER "

@@ -1,4 +1,9 @@
-"""Readers for profiler exports; each writes the canonical tables described in store.py."""
+"""Readers for profiler exports; each writes the canonical tables described in store.py.
+
+The format is decided by content: an SQLite file is an nsys export, a folder of Parquet tables
+an nsys parquetdir, ``.nsys-rep``/``.ncu-rep`` binaries go through the user's own nsys/ncu, and
+a CSV is an nsys stats table or an ncu page depending on its header.
+"""
 
 from __future__ import annotations
 
@@ -6,17 +11,33 @@ from pathlib import Path
 
 import duckdb
 
-from roofscope.ingest.ncu_csv import ReportInfo, ingest_ncu_csv
+from roofscope.ingest.ncu_csv import ingest_ncu_csv
 from roofscope.ingest.ncu_rep import converted_csv, is_ncu_rep
+from roofscope.ingest.nsys_export import ingest_nsys_parquet, ingest_nsys_sqlite, is_sqlite
+from roofscope.ingest.nsys_parquet import is_parquet_dir
+from roofscope.ingest.nsys_rep import converted_sqlite, is_nsys_rep
+from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
+from roofscope.ingest.report_info import ReportInfo
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
-    """Load one export, converting a binary ``.ncu-rep`` through ``ncu`` first."""
+    """Load one export, converting binary reports with the profiler that wrote them."""
+    if path.is_dir() and is_parquet_dir(path):
+        return ingest_nsys_parquet(con, path, report_id)
+    if is_sqlite(path):
+        return ingest_nsys_sqlite(con, path, report_id)
+    if is_nsys_rep(path):
+        with converted_sqlite(path) as sqlite_path:
+            info = ingest_nsys_sqlite(con, sqlite_path, report_id)
+        info.path, info.layout = str(path), "nsys-rep"
+        return info
     if is_ncu_rep(path):
         with converted_csv(path) as csv_path:
             info = ingest_ncu_csv(con, csv_path, report_id)
         info.path = str(path)
         return info
+    if is_nsys_stats(path):
+        return ingest_nsys_stats(con, path, report_id)
     return ingest_ncu_csv(con, path, report_id)
 
 

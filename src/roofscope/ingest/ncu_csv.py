@@ -18,7 +18,6 @@ import re
 import tempfile
 import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ import duckdb
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.numbers import number_sql
+from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY, Sniffed, open_text, sniff
 from roofscope.ingest.units import UnknownUnitError, parse_unit
 from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, is_wanted
@@ -84,22 +84,6 @@ CATALOGUE_COLUMNS = (
     "wanted",
     "known_unit",
 )
-
-
-@dataclass
-class ReportInfo:
-    """What one ingested export contributed, for the ``reports`` table and warnings."""
-
-    report_id: int
-    path: str
-    layout: str
-    launches: int = 0
-    gpu_name: str | None = None
-    cc: str | None = None
-    sm_count: int | None = None
-    decimal: str = "."
-    raw_values: str = "table"  # "source": too large to copy; read from the export on demand
-    warnings: list[str] = field(default_factory=list)
 
 
 def _labels() -> dict[str, dict[str, str]]:

@@ -121,12 +121,6 @@ def _refuse_non_ncu(path: Path, head: bytes, text: str) -> None:
     stripped = text.lstrip()
     if not head:
         raise RoofscopeError("file is empty", path=str(path), hint=EXPORT_HINT)
-    if head.startswith(b"SQLite format 3"):
-        raise RoofscopeError(
-            "is an Nsight Systems SQLite export, not an Nsight Compute CSV",
-            path=str(path),
-            hint="nsys reports are not supported yet; export ncu results as CSV",
-        )
     if NCU_REP_MAGIC in head[:4096] or path.suffix == ".ncu-rep":
         raise RoofscopeError("is a binary .ncu-rep report", path=str(path), hint=EXPORT_HINT)
     sample = head[:65536]
@@ -165,11 +159,11 @@ def _no_header_error(path: Path, lines: list[str]) -> RoofscopeError:
                 path=str(path),
                 hint=EXPORT_HINT,
             )
-        if re.match(r'^"?(Time \(%\)|Time\(%\)|Start \(ns\))"?,', line):
+        if re.search(r"Time ?\(%\)|Start \(\w+\)", line):
             return RoofscopeError(
-                "is an nsys stats CSV, not an Nsight Compute export",
+                "is nsys stats output in a human-readable format, not CSV",
                 path=str(path),
-                hint="nsys reports are not supported yet",
+                hint="export with: nsys stats --format csv --output NAME REPORT.nsys-rep",
             )
     if any(re.match(r'^"\d+","\d+",', line) for line in lines[:5000]):
         return RoofscopeError(

@@ -80,6 +80,37 @@ _COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
 )
 
 
+# nsys reports have times only: the spread of kernel durations instead of roofline columns.
+_TIME_COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+    ("launches", "n", lambda r: f"{r['launches']:,}"),
+    ("time", "time", lambda r: si(r["time_s"], "s")),
+    ("% time", "%", lambda r: pct(r["time_pct"])),
+    ("avg", "avg", lambda r: si(r["time_avg_s"], "s")),
+    ("med", "med", lambda r: si(r["time_med_s"], "s")),
+    ("min", "min", lambda r: si(r["time_min_s"], "s")),
+    ("max", "max", lambda r: si(r["time_max_s"], "s")),
+)
+
+
+def is_nsys(report: dict[str, Any]) -> bool:
+    return str(report.get("format", "")).startswith("nsys")
+
+
+# beside an ncu report opened with an nsys export of the same program
+_JOINED_COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+    ("nsys % time", "nsys %", lambda r: pct((r.get("nsys") or {}).get("time_pct"))),
+    ("FLOP/s real", "FLOP/s real", lambda r: si((r.get("nsys") or {}).get("flop_per_s"), "FLOP/s")),
+)
+
+
+def _columns(
+    report: dict[str, Any],
+) -> tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...]:
+    if is_nsys(report):
+        return _TIME_COLUMNS
+    return _COLUMNS + _JOINED_COLUMNS if report.get("nsys_join") else _COLUMNS
+
+
 def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.3g}"
 
@@ -100,11 +131,13 @@ def to_markdown(doc: dict[str, Any]) -> str:
             f"{_num(report['efficiency']['potential_speedup'])}×\n"
         )
         name_col = report.get("by", "group")
-        out.append("| " + " | ".join([name_col, *(c[0] for c in _COLUMNS)]) + " |")
-        out.append("|" + "---|" * (len(_COLUMNS) + 1))
+        columns = _columns(report)
+        out.append("| " + " | ".join([name_col, *(c[0] for c in columns)]) + " |")
+        out.append("|" + "---|" * (len(columns) + 1))
         for row in report[_rows_key(report)]:
-            cells = [_md_escape(str(row["name"])), *(_md_escape(c[2](row)) for c in _COLUMNS)]
-            cells[7] = _md_escape(str(row["bound"]))  # the full "memory (dram)" in Markdown
+            cells = [_md_escape(str(row["name"])), *(_md_escape(c[2](row)) for c in columns)]
+            if columns is _COLUMNS:
+                cells[7] = _md_escape(str(row["bound"]))  # the full "memory (dram)"
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         if report["ceilings"]:
@@ -120,7 +153,27 @@ def to_markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def timeline_lines(t: dict[str, Any]) -> list[str]:
+    """The timeline summary in words (CLI panel, Markdown, TUI)."""
+    gaps = t["idle_gaps"]
+    lines = [
+        f"timeline {si(t['duration_s'], 's')} · GPU busy {pct(100 * t['busy_fraction'])} · "
+        f"{gaps['count']:,} idle gaps, {si(gaps['total_s'], 's')} in all, longest "
+        f"{si(gaps['longest_s'], 's')} · concurrency mean {t['mean_concurrency']:.2f}, "
+        f"max {t['max_concurrency']}"
+    ]
+    for m in t["memops"]:
+        rate = m["bytes"] / m["time_s"] if m["bytes"] and m["time_s"] else None
+        lines.append(
+            f"{m['kind']}: {m['count']:,} ops, {si(m['bytes'], 'B')}, {si(m['time_s'], 's')}"
+            + (f", {si(rate, 'B/s')}" if rate else "")
+        )
+    return lines
+
+
 def _summary_panel(report: dict[str, Any]) -> Panel:
+    if is_nsys(report):
+        return _nsys_panel(report)
     gpu = report["gpu"]
     f, b = report["flops"], report["bytes"]
     lines = Text()
@@ -134,6 +187,32 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
     lines.append("bytes  " + "  ".join(f"{k} {si(v, 'B')}" for k, v in b.items()) + "\n")
     speed = report["efficiency"]["potential_speedup"]
     lines.append(f"potential speedup of the step (all kernels at their roof): {_num(speed)}×")
+    join = report.get("nsys_join")
+    if join:
+        cover = join["coverage"]
+        lines.append(
+            f"\nwith {join['nsys_report']}: {join['paired_launches']:,} launches paired, ncu "
+            f"kernels cover {pct(100 * cover) if cover is not None else '—'} of real GPU time\n"
+            f"{join['note']}"
+        )
+    return Panel(lines, title=report["path"], title_align="left", box=box.ROUNDED)
+
+
+def _nsys_panel(report: dict[str, Any]) -> Panel:
+    gpu = report["gpu"]
+    lines = Text()
+    lines.append(f"{gpu['name'] or 'GPU not named in export'}", style="bold")
+    lines.append(f"  CC {gpu['cc'] or '?'}  SMs {gpu['sm_count'] or '?'}\n")
+    axis = {
+        "nvtx-inner": " · grouped by innermost NVTX range",
+        "nvtx-outer": " · grouped by outermost NVTX range",
+    }.get(report.get("axis", ""), "")
+    lines.append(
+        f"{report['launches']:,} launches · {report['kernels']:,} kernels · "
+        f"{si(report['time_s'], 's')} kernel time (nsys: real timeline, not replayed){axis}"
+    )
+    if report.get("timeline"):
+        lines.append("\n" + "\n".join(timeline_lines(report["timeline"])))
     return Panel(lines, title=report["path"], title_align="left", box=box.ROUNDED)
 
 
@@ -141,10 +220,11 @@ def _rows_table(report: dict[str, Any]) -> Table:
     by = report.get("by", "group")
     table = Table(box=box.SIMPLE_HEAVY, header_style="bold", pad_edge=False)
     table.add_column(by, overflow="fold", min_width=12, max_width=48, ratio=1)
-    for _, title, _fn in _COLUMNS:
+    columns = _columns(report)
+    for _, title, _fn in columns:
         table.add_column(title, justify="left" if title == "roof" else "right", no_wrap=True)
     for row in report[_rows_key(report)]:
-        table.add_row(str(row["name"]), *(fn(row) for _, _, fn in _COLUMNS))
+        table.add_row(str(row["name"]), *(fn(row) for _, _, fn in columns))
     return table
 
 
@@ -203,7 +283,9 @@ def to_table(doc: dict[str, Any], console: Console) -> None:
                 style="yellow",
             )
         )
-        parts = [_summary_panel(report), _rows_table(report), _histogram_table(report), roofs]
+        parts = [_summary_panel(report), _rows_table(report)]
+        if not is_nsys(report):
+            parts += [_histogram_table(report), roofs]
         console.print(Group(*parts))
     for w in doc["warnings"]:
         console.print(Text(f"warning: {w}", style="yellow"), soft_wrap=True)

@@ -22,7 +22,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from roofscope.api import Session, load
+from roofscope.analysis.browse import Filter
+from roofscope.analysis.timeline import Window
+from roofscope.api import AXES, Session, load
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule
 from roofscope.output.export import write_table, write_text
@@ -30,6 +32,7 @@ from roofscope.tui.panes.detail import DetailPane
 from roofscope.tui.panes.efficiency import EfficiencyPane
 from roofscope.tui.panes.kernels import KernelsPane
 from roofscope.tui.panes.roofline import ROOFS, RooflinePane
+from roofscope.tui.panes.timeline import TimelinePane
 from roofscope.tui.screens.modals import ExportScreen, HelpScreen, RuleEditor
 
 PANES = (
@@ -37,24 +40,28 @@ PANES = (
     ("roofline", "Roofline"),
     ("efficiency", "Efficiency"),
     ("detail", "Detail"),
+    ("timeline", "Timeline"),
 )
 
 HELP = """[b]roofscope[/b] — keys
 
-  1 2 3 4      Kernels · Roofline · Efficiency · Detail
+  1 2 3 4 8    Kernels · Roofline · Efficiency · Detail · Timeline (nsys)
   Enter        drill down (group → launches → detail; efficiency bin → its kernels)
   Escape       back (launches → groups; clear the filter)
   /            filter by regex (Kernels), search metrics (Detail)
   s  r         cycle the sort column · reverse the order (Kernels)
   g            grouping-rule editor (Ctrl+S in it saves to ./roofscope.toml)
   l  t         Roofline: AI at DRAM/L2/L1 · groups or the longest launches
+  n            Kernels: group by name rules / innermost / outermost NVTX range (nsys)
+  + - ← → 0    Timeline: zoom, pan, whole run · d device · f or Enter: filter Kernels
   .            next report (when several are open)
   e            export what the pane shows (.csv/.md tables, .txt charts)
   Ctrl+P       command palette: panes, jump to a group, toggle roofs
   ?            this help          q  quit
 
 Selection is shared: the group or launch under the cursor in Kernels is highlighted on the
-roofline and listed in Detail. Times are ncu's (replayed, clocks locked to base).
+roofline and listed in Detail. ncu times are replayed with clocks locked to base; nsys
+times are the real timeline (opened together, Kernels shows both).
 """
 
 
@@ -83,6 +90,10 @@ class RoofscopeCommands(Provider):
         entries += [
             (f"Toggle roof: {roof}", lambda r=roof: app.toggle_roof(r), "show/hide on Roofline")
             for roof in ROOFS
+        ]
+        entries += [
+            (f"Group by: {axis}", lambda a=axis: app.set_axis(a), "grouping axis of Kernels")
+            for axis in AXES
         ]
         for text, callback, help_text in entries:
             score = matcher.match(text)
@@ -141,6 +152,7 @@ class RoofscopeApp(App[None]):
         Binding("2", "show_pane('roofline')", "Roofline", id="pane.roofline"),
         Binding("3", "show_pane('efficiency')", "Efficiency", id="pane.efficiency"),
         Binding("4", "show_pane('detail')", "Detail", id="pane.detail"),
+        Binding("8", "show_pane('timeline')", "Timeline", id="pane.timeline"),
         Binding("e", "export", "Export", id="export"),
         Binding("full_stop", "next_report", "Next report", show=False),
         Binding("question_mark", "help", "Help", id="help"),
@@ -165,7 +177,7 @@ class RoofscopeApp(App[None]):
         self.ascii_only = ascii_only or ascii_terminal()
         self.use_color = "NO_COLOR" not in os.environ
         self.started = time.perf_counter()
-        self.stale = {"roofline", "efficiency", "detail"}  # panes load when first shown
+        self.stale = {"roofline", "efficiency", "detail", "timeline"}  # load when first shown
         self.first_paint_s: float | None = None
 
     def compose(self) -> ComposeResult:
@@ -210,6 +222,7 @@ class RoofscopeApp(App[None]):
             RooflinePane(id="roofline"),
             EfficiencyPane(id="efficiency"),
             DetailPane(id="detail"),
+            TimelinePane(id="timeline"),
             initial="kernels",
         )
         self.mount(switcher, before=self.query_one(Footer))
@@ -270,7 +283,7 @@ class RoofscopeApp(App[None]):
 
     def _reload_all(self) -> None:
         """Data changed (rules, report): reload the visible pane, mark the others stale."""
-        self.stale = {"roofline", "efficiency", "detail"}
+        self.stale = {"roofline", "efficiency", "detail", "timeline"}
         self.query_one(KernelsPane).reload()
         current = self._current()
         if current in self.stale:
@@ -284,6 +297,27 @@ class RoofscopeApp(App[None]):
             self.query_one(EfficiencyPane).reload()
         elif key == "detail":
             self.query_one(DetailPane).reload()
+        elif key == "timeline":
+            self.query_one(TimelinePane).reload()
+
+    def set_axis(self, axis: str) -> None:
+        """Group Kernels by name rules or by NVTX range (nsys reports with NVTX)."""
+        if axis != "rules" and not self.session.has_nvtx(self.report):
+            self.notify(
+                "no kernels attributed to NVTX ranges in this report (nsys exports with NVTX "
+                "ranges and a CUDA API trace have them)",
+                severity="warning",
+            )
+            return
+        self.session.set_axis(axis)
+        self.selected_group = self.selected_launch = None
+        self._reload_all()
+
+    def filter_window(self, window: Window) -> None:
+        kernels = self.query_one(KernelsPane)
+        rid = self.session.reports[self.report].report_id
+        kernels.apply_window((rid, window.t0, window.t1))
+        self.action_show_pane("kernels")
 
     # -- actions ---------------------------------------------------------------------------
     def action_show_pane(self, key: str) -> None:
@@ -311,6 +345,9 @@ class RoofscopeApp(App[None]):
         if self.session is not None and len(self.session.reports) > 1:
             self.report = (self.report + 1) % len(self.session.reports)
             self.selected_group = self.selected_launch = None
+            self.query_one(KernelsPane).flt = Filter()
+            timeline = self.query_one(TimelinePane)
+            timeline.window = timeline.full = None
             self._reload_all()
 
     def jump_to_group(self, name: str) -> None:

@@ -18,17 +18,44 @@ from roofscope.tui.widgets.virtual_table import Column, VirtualTable
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
 
-GROUP_COLUMNS: tuple[tuple[str, str, Any], ...] = (
-    ("name", "group", f.text),
-    ("launches", "n", lambda v: f"{v:,}"),
-    ("time_s", "time", f.time),
-    ("time_pct", "%", f.share),
-    ("flop_per_s", "FLOP/s", f.rate),
-    ("ai_dram", "AI DRAM", f.num),
-    ("bound", "bound", f.text),
-    ("efficiency", "eff", f.frac),
-    ("headroom_s", "headroom", f.time),
+# (row key, title, format, width); ncu groups, nsys groups, and the nsys columns shown beside
+# an ncu report opened with an nsys export of the same program.
+GROUP_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
+    ("name", "group", f.text, 24),
+    ("launches", "n", lambda v: f"{v:,}", 6),
+    ("time_s", "time", f.time, 9),
+    ("time_pct", "%", f.share, 6),
+    ("flop_per_s", "FLOP/s", f.rate, 13),
+    ("ai_dram", "AI DRAM", f.num, 8),
+    ("bound", "bound", f.text, 15),
+    ("efficiency", "eff", f.frac, 5),
+    ("headroom_s", "headroom", f.time, 9),
 )
+NSYS_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
+    ("name", "group", f.text, 30),
+    ("launches", "n", lambda v: f"{v:,}", 8),
+    ("time_s", "time", f.time, 9),
+    ("time_pct", "%", f.share, 6),
+    ("time_avg_s", "avg", f.time, 9),
+    ("time_med_s", "med", f.time, 9),
+    ("time_min_s", "min", f.time, 9),
+    ("time_max_s", "max", f.time, 9),
+)
+JOINED_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
+    ("nsys.time_pct", "nsys %", f.share, 7),
+    ("nsys.time_s", "nsys time", f.time, 9),
+    ("nsys.flop_per_s", "FLOP/s real", f.rate, 13),
+)
+
+
+def _value(row: dict[str, Any], key: str) -> Any:
+    if key == "ai_dram":
+        return row["ai"]["dram"]
+    if key.startswith("nsys."):
+        return (row.get("nsys") or {}).get(key[5:])
+    return row.get(key)
+
+
 _LAUNCH_FMT = {
     "launch_id": str,
     "kernel": f.text,
@@ -58,7 +85,7 @@ _LAUNCH_WIDTH = {
 
 
 def _sort_value(row: dict[str, Any], key: str) -> Any:
-    value = row["ai"]["dram"] if key == "ai_dram" else row.get(key)
+    value = _value(row, key)
     return (value is None, value if value is not None else 0)
 
 
@@ -70,6 +97,7 @@ class KernelsPane(Vertical):
         Binding("r", "reverse", "Reverse"),
         Binding("slash", "filter", "Filter"),
         Binding("g", "rules", "Rules"),
+        Binding("n", "axis", "NVTX/rules", show=False),
         Binding("escape", "back", "Back", show=False),
     ]
     DEFAULT_CSS = """
@@ -91,6 +119,7 @@ class KernelsPane(Vertical):
         self.rows: list[dict[str, Any]] = []
         self.drilled_group: str | None = None
         self.pager: Any = None
+        self.columns = GROUP_COLUMNS
 
     @property
     def rapp(self) -> RoofscopeApp:
@@ -104,9 +133,7 @@ class KernelsPane(Vertical):
         )
         table: DataTable[str] = DataTable(id="groups", cursor_type="row", zebra_stripes=True)
         # fixed widths: a layout that does not depend on when DataTable measures its cells
-        for (_key, title, _fmt), width in zip(
-            GROUP_COLUMNS, (24, 6, 9, 6, 13, 8, 15, 5, 9), strict=True
-        ):
+        for _key, title, _fmt, width in GROUP_COLUMNS:
             table.add_column(title, key=title, width=width)
         yield table
         yield VirtualTable(
@@ -140,23 +167,36 @@ class KernelsPane(Vertical):
             return
         self.app.call_from_thread(self._show_groups, rows)
 
+    def _column_set(self) -> tuple[tuple[str, str, Any, int], ...]:
+        session = self.rapp.session
+        if session.reports[self.rapp.report].is_nsys:
+            return NSYS_COLUMNS
+        return (
+            GROUP_COLUMNS + JOINED_COLUMNS
+            if self.rapp.report in session.partner
+            else (GROUP_COLUMNS)
+        )
+
     def _show_groups(self, rows: list[dict[str, Any]]) -> None:
-        key = GROUP_COLUMNS[self.group_sort][0]
+        table = self.query_one("#groups", DataTable)
+        columns = self._column_set()
+        if columns != self.columns:
+            self.columns = columns
+            self.group_sort = 2  # time
+            table.clear(columns=True)
+            for _key, title, _fmt, width in columns:
+                table.add_column(title, key=title, width=width)
+        key = self.columns[self.group_sort][0]
         rows = sorted(rows, key=lambda r: _sort_value(r, key), reverse=self.descending)
         if self.descending:  # keep unknowns last either way
             rows = [r for r in rows if _sort_value(r, key)[0] is False] + [
                 r for r in rows if _sort_value(r, key)[0] is True
             ]
         self.rows = rows
-        table = self.query_one("#groups", DataTable)
         selected = self.rapp.selected_group
         table.clear()
         for r in rows:
-            values = [r["ai"]["dram"] if k == "ai_dram" else r.get(k) for k, _, _ in GROUP_COLUMNS]
-            table.add_row(
-                *(fmt(v) for (_, _, fmt), v in zip(GROUP_COLUMNS, values, strict=True)),
-                key=str(r["name"]),
-            )
+            table.add_row(*(fmt(_value(r, k)) for k, _, fmt, _ in self.columns), key=str(r["name"]))
         names = [r["name"] for r in rows]
         if selected in names:
             table.move_cursor(row=names.index(selected))
@@ -170,12 +210,20 @@ class KernelsPane(Vertical):
             sort_title = LAUNCH_COLUMNS[self.launch_sort][1]
         else:
             parts.append(f"{len(self.rows)} groups")
-            sort_title = GROUP_COLUMNS[self.group_sort][1]
+            sort_title = self.columns[self.group_sort][1]
         if self.flt.regex:
             parts.append(f"filter /{self.flt.regex}/")
         if self.flt.eff_bin is not None:
             lo = self.flt.eff_bin * 10
             parts.append(f"efficiency {lo}–{lo + 10}%")
+        if self.flt.window is not None:
+            _, t0, t1 = self.flt.window
+            parts.append(f"window {f.time(t0 / 1e9)}–{f.time(t1 / 1e9)}")
+        axis = self.rapp.session.axis
+        if axis != "rules":
+            parts.append(f"groups: {axis.replace('nvtx-', 'NVTX ')}most range")
+        if self.rapp.report in self.rapp.session.partner:
+            parts.append("nsys columns: real timeline; ncu times: replayed, locked clocks")
         parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
         self.query_one("#kernels-status", Static).update(" · ".join(parts))
 
@@ -184,7 +232,7 @@ class KernelsPane(Vertical):
         self.add_class("drilled")
         self._load_launches(
             self.rapp.report,
-            Filter(self.flt.regex, group, self.flt.eff_bin),
+            Filter(self.flt.regex, group, self.flt.eff_bin, self.flt.window),
             LAUNCH_COLUMNS[self.launch_sort][0],
             self.descending,
         )
@@ -237,13 +285,27 @@ class KernelsPane(Vertical):
     def apply_filter(self, regex: str | None, eff_bin: int | None = -1) -> None:
         """Narrow the view (eff_bin -1 keeps the current bin filter)."""
         try:
-            candidate = Filter(regex, None, self.flt.eff_bin if eff_bin == -1 else eff_bin)
+            candidate = Filter(
+                regex, None, self.flt.eff_bin if eff_bin == -1 else eff_bin, self.flt.window
+            )
             candidate.sql()
         except RoofscopeError as exc:
             self.app.notify(exc.one_line(), severity="error")
             return
         self.flt = candidate
         self.reload()
+
+    def apply_window(self, window: tuple[int, int, int] | None) -> None:
+        """Only launches that ran in this timeline window (from the Timeline pane)."""
+        self.flt = Filter(self.flt.regex, None, self.flt.eff_bin, window)
+        self.reload()
+
+    def action_axis(self) -> None:
+        from roofscope.api import AXES
+
+        axes = list(AXES)
+        current = self.rapp.session.axis
+        self.rapp.set_axis(axes[(axes.index(current) + 1) % len(axes)])
 
     def _focus_table(self) -> None:
         target = "#launches" if self.drilled_group is not None else "#groups"
@@ -275,7 +337,7 @@ class KernelsPane(Vertical):
             self.launch_sort = (self.launch_sort + 1) % len(LAUNCH_COLUMNS)
             self._open_launches(self.drilled_group)
         else:
-            self.group_sort = (self.group_sort + 1) % len(GROUP_COLUMNS)
+            self.group_sort = (self.group_sort + 1) % len(self.columns)
             self._show_groups(self.rows)
 
     def action_reverse(self) -> None:
@@ -298,9 +360,6 @@ class KernelsPane(Vertical):
                 [_LAUNCH_FMT[k](v) for (k, _), v in zip(LAUNCH_COLUMNS, r, strict=True)]
                 for r in rows
             ]
-        header = [title for _, title, _ in GROUP_COLUMNS]
-        body = []
-        for r in self.rows:
-            values = [r["ai"]["dram"] if k == "ai_dram" else r.get(k) for k, _, _ in GROUP_COLUMNS]
-            body.append([fmt(v) for (_, _, fmt), v in zip(GROUP_COLUMNS, values, strict=True)])
+        header = [title for _, title, _, _ in self.columns]
+        body = [[fmt(_value(r, k)) for k, _, fmt, _ in self.columns] for r in self.rows]
         return header, body

@@ -1,0 +1,486 @@
+"""Nsight Systems exports of every schema era: one reader over SQLite files and parquetdirs.
+
+``nsys export --type sqlite`` files are read with Python's own ``sqlite3`` (DuckDB's sqlite
+extension is downloaded on first use and so fails on an offline login node);
+``--type parquetdir`` folders hold the same tables as Parquet files, read by DuckDB. Both are
+an :class:`Export`: tables and columns are looked up, never assumed — the 2020-era export has
+``TARGET_INFO_CUDA_GPU`` and no ``mangledName``, 2023 adds ``EXPORT_META_DATA``, 2024–25 rename
+it ``META_DATA_EXPORT`` and add ``greenContextId``, ``graphId``, clusters…
+
+SQLite kernel rows are read in chunks of plain integers (names stay ids until DuckDB joins
+``StringIds``): the per-value cost of ``sqlite3`` dominates ingest, so fewer columns is faster.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections import defaultdict
+from pathlib import Path
+from typing import Protocol
+
+import duckdb
+import pyarrow as pa
+
+from roofscope.errors import RoofscopeError
+from roofscope.ingest.nsys_tables import MEMCPY_KINDS, create_staging, write_report
+from roofscope.ingest.report_info import ReportInfo
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
+RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
+CHUNK = 250_000
+# Up to this many kernels, grid and block sizes are copied into the store; above it they are
+# read from the export for the one launch a user opens (copying them doubles ingest time).
+DETAIL_COLUMNS_LIMIT = 100_000
+NVTX_PUSHPOP, NVTX_STARTEND = 59, 60
+NO_KERNELS = (
+    "no CUDA kernels in this export (was nsys run with --trace=cuda, and did the program "
+    "launch any kernel in the profiled range?)"
+)
+
+
+def is_sqlite(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Read-only and lock-free (``immutable``): works in read-only report directories."""
+    uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
+    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+
+def schema(con: sqlite3.Connection) -> dict[str, set[str]]:
+    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    return {t: {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')} for t in tables}
+
+
+class Export(Protocol):
+    """The tables of one nsys export, queried with SQL that SQLite and DuckDB both accept."""
+
+    tables: dict[str, set[str]]
+
+    def arrow(self, sql: str, schema_: pa.Schema) -> pa.Table: ...
+
+    def fetchall(self, sql: str) -> list[tuple]: ...
+
+
+def has(export: Export, table: str, *columns: str) -> bool:
+    return table in export.tables and all(c in export.tables[table] for c in columns)
+
+
+class SqliteExport:
+    def __init__(self, con: sqlite3.Connection):
+        self.con = con
+        self.tables = schema(con)
+
+    def close(self) -> None:
+        self.con.close()
+
+    def fetchall(self, sql: str) -> list[tuple]:
+        return self.con.execute(sql).fetchall()
+
+    def arrow(self, sql: str, schema_: pa.Schema) -> pa.Table:
+        cur = self.con.execute(sql)
+        batches = []
+        while chunk := cur.fetchmany(CHUNK):
+            columns = zip(*chunk, strict=True)
+            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema_, strict=True)]
+            batches.append(pa.record_batch(arrays, schema=schema_))
+        return pa.Table.from_batches(batches, schema=schema_)
+
+
+class ParquetExport:
+    """A parquetdir: one ``TABLE.parquet`` per table, viewed under the SQLite table names
+    (``rowid`` = row number + 1, as in the SQLite export)."""
+
+    def __init__(self, directory: Path):
+        self.con = duckdb.connect()
+        self.tables: dict[str, set[str]] = {}
+        for file in sorted(directory.glob("*.parquet")):
+            source = "'" + str(file).replace("'", "''") + "'"
+            self.con.execute(
+                f'CREATE VIEW "{file.stem}" AS SELECT file_row_number + 1 AS rowid, '
+                f"* EXCLUDE (file_row_number) FROM read_parquet({source}, file_row_number = true)"
+            )
+            cols = self.con.execute(f'DESCRIBE "{file.stem}"').fetchall()
+            self.tables[file.stem] = {c[0] for c in cols} - {"rowid"}
+
+    def fetchall(self, sql: str) -> list[tuple]:
+        return self.con.execute(sql).fetchall()
+
+    def arrow(self, sql: str, schema_: pa.Schema) -> pa.Table:
+        table = self.con.sql(sql).to_arrow_table()
+        return table.rename_columns(schema_.names).cast(schema_)
+
+    def close(self) -> None:
+        self.con.close()
+
+
+def ingest_nsys_sqlite(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+    info = ReportInfo(report_id, str(path), "nsys-sqlite")
+    try:
+        sq = connect(path)
+        export = SqliteExport(sq)
+    except sqlite3.Error as exc:
+        raise RoofscopeError(
+            f"is not a readable SQLite database ({exc})",
+            path=str(path),
+            hint="export it again with: nsys export --type sqlite REPORT.nsys-rep",
+        ) from exc
+    try:
+        _check_nsys(export, path, "an SQLite database")
+        read_export(con, export, info)
+    except sqlite3.Error as exc:
+        raise RoofscopeError(
+            f"could not be read as an nsys export ({exc})",
+            path=str(path),
+            hint="the file may be truncated; export it again with nsys export --type sqlite",
+        ) from exc
+    finally:
+        sq.close()
+    return info
+
+
+def ingest_nsys_parquet(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+    info = ReportInfo(report_id, str(path), "nsys-parquetdir")
+    export = ParquetExport(path)
+    try:
+        _check_nsys(export, path, "a folder of Parquet files")
+        read_export(con, export, info)
+    finally:
+        export.close()
+    return info
+
+
+def _check_nsys(export: Export, path: Path, what: str) -> None:
+    if "StringIds" not in export.tables or not any(
+        t.startswith(("CUPTI_", "TARGET_INFO_", "NVTX_")) for t in export.tables
+    ):
+        raise RoofscopeError(
+            f"is {what} but not an Nsight Systems export (no StringIds/CUPTI tables)",
+            path=str(path),
+            hint="nsys export --type sqlite REPORT.nsys-rep writes one",
+        )
+
+
+def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -> None:
+    rid = info.report_id
+    strings = export.arrow(
+        "SELECT id, value FROM StringIds", pa.schema([("id", pa.int64()), ("value", pa.string())])
+    )
+    con.register("nsys_strings", strings)
+    con.execute("CREATE OR REPLACE TEMP TABLE nsys_str AS SELECT * FROM nsys_strings")
+    con.unregister("nsys_strings")
+    create_staging(con)
+    if has(export, KERNEL, "start", "end"):
+        _kernels(con, export)
+        nvtx = _nvtx(con, export, rid)
+        if nvtx:
+            info.warnings.append(nvtx)
+    else:
+        info.warnings.append(NO_KERNELS)
+    info.launches = write_report(con, rid)
+    if info.launches == 0 and NO_KERNELS not in info.warnings:
+        info.warnings.append(NO_KERNELS)
+    _memops(con, export, rid)
+    _gpu_metrics(con, export, rid)
+    _gpus(con, export, rid)
+    con.execute("DROP TABLE nsys_str")
+    gpu = con.execute(
+        "SELECT g.name, g.cc, g.sm_count FROM gpus g LEFT JOIN (SELECT device, "
+        "sum(end_ns - start_ns) AS t FROM spans WHERE report_id = ? GROUP BY device) s "
+        "ON s.device = g.device WHERE g.report_id = ? ORDER BY s.t DESC NULLS LAST, g.device "
+        "LIMIT 1",
+        [rid, rid],
+    ).fetchall()
+    if gpu:
+        info.gpu_name, info.cc, info.sm_count = gpu[0]
+
+
+def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> None:
+    cols = export.tables[KERNEL]
+    name = "demangledName" if "demangledName" in cols else "shortName"
+    ((top,),) = export.fetchall(f"SELECT max(rowid) FROM {KERNEL}")
+    detail = (top or 0) <= DETAIL_COLUMNS_LIMIT and {"gridX", "blockX"} <= cols
+    device = "deviceId" if "deviceId" in cols else "0"
+    stream = "streamId" if "streamId" in cols else "NULL"
+    fields = [
+        ("source_row", pa.int64(), "rowid"),
+        ("start_ns", pa.int64(), "start"),
+        ("end_ns", pa.int64(), '"end"'),
+        ("device", pa.int32(), device),
+        ("stream", pa.int64(), stream),
+        ("name_id", pa.int64(), name),
+    ]
+    if detail:
+        fields += [
+            ("grid_size", pa.string(), "printf('(%d, %d, %d)', gridX, gridY, gridZ)"),
+            ("block_size", pa.string(), "printf('(%d, %d, %d)', blockX, blockY, blockZ)"),
+        ]
+    sql = f"SELECT {', '.join(f[2] for f in fields)} FROM {KERNEL}"
+    table = export.arrow(sql, pa.schema([(f[0], f[1]) for f in fields]))
+    con.register("nsys_kernels", table)
+    sizes = "k.grid_size, k.block_size" if detail else "NULL, NULL"
+    con.execute(
+        f"INSERT INTO stg_kernels SELECT k.source_row, k.start_ns, k.end_ns, k.device, k.stream, "
+        f"coalesce(s.value, '(unnamed)'), NULL, {sizes}, 1, (k.end_ns - k.start_ns) / 1e9, "
+        f"NULL, NULL, NULL, NULL, NULL FROM nsys_kernels k LEFT JOIN nsys_str s "
+        f"ON s.id = k.name_id"
+    )
+    con.unregister("nsys_kernels")
+
+
+def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str | None:
+    """Attribute each kernel to the NVTX ranges open on the thread that launched it.
+
+    As ``nsys stats --report nvtx_kern_sum``: the kernel's CUDA API call (same
+    ``correlationId``) happened on a thread at a time; the ranges open there and then enclose
+    it. Returns a warning when ranges exist but kernels cannot be tied to threads.
+    """
+    if not has(export, "NVTX_EVENTS", "start", "end", "eventType", "globalTid"):
+        return None
+    text, join = "n.text", ""
+    if has(export, "NVTX_EVENTS", "textId"):
+        text, join = "coalesce(n.text, s.value)", "LEFT JOIN StringIds s ON s.id = n.textId"
+    ranges = export.fetchall(
+        f'SELECT n.globalTid, n.start, n."end", '
+        f"coalesce({text}, '(unnamed range)') "
+        f"FROM NVTX_EVENTS n {join} WHERE n.eventType IN ({NVTX_PUSHPOP}, {NVTX_STARTEND}) "
+        'AND n."end" IS NOT NULL AND n."end" >= n.start AND n.start >= 0'
+    )
+    if not ranges:
+        return None
+    table = pa.table(
+        dict(
+            zip(
+                ("tid", "start_ns", "end_ns", "name"),
+                (list(c) for c in zip(*ranges, strict=True)),
+                strict=True,
+            )
+        ),
+        schema=pa.schema(
+            [
+                ("tid", pa.int64()),
+                ("start_ns", pa.int64()),
+                ("end_ns", pa.int64()),
+                ("name", pa.string()),
+            ]
+        ),
+    )
+    con.register("nsys_ranges", table)
+    con.execute(f"INSERT INTO nvtx_ranges SELECT {int(report_id)}, * FROM nsys_ranges")
+    con.unregister("nsys_ranges")
+    if not has(export, KERNEL, "correlationId") or not has(
+        export, RUNTIME, "correlationId", "globalTid", "start"
+    ):
+        return "NVTX ranges found, but no CUDA API trace to tie kernels to threads"
+    same_process = (
+        " AND r.globalTid - (r.globalTid % 16777216) = k.globalPid"
+        if has(export, KERNEL, "globalPid")
+        else ""
+    )
+    calls = export.arrow(
+        f"SELECT k.rowid, r.globalTid, r.start FROM {KERNEL} k JOIN {RUNTIME} r "
+        f"ON r.correlationId = k.correlationId{same_process}",
+        pa.schema([("source_row", pa.int64()), ("tid", pa.int64()), ("t", pa.int64())]),
+    )
+    segments = _segments(ranges)
+    con.register("nsys_calls", calls)
+    con.register("nsys_segments", segments)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE nsys_attr AS SELECT c.source_row, s.inner, s.outer "
+        "FROM nsys_calls c ASOF JOIN nsys_segments s ON c.tid = s.tid AND c.t >= s.seg_start "
+        "WHERE c.t < s.seg_end"
+    )
+    con.execute(
+        "UPDATE stg_kernels SET nvtx_inner = a.inner, nvtx_outer = a.outer FROM nsys_attr a "
+        "WHERE a.source_row = stg_kernels.source_row"
+    )
+    con.unregister("nsys_calls")
+    con.unregister("nsys_segments")
+    con.execute("DROP TABLE nsys_attr")
+    return None
+
+
+def _segments(ranges: list[tuple[int, int, int, str]]) -> pa.Table:
+    """Cut each thread's time into pieces with a constant set of open ranges, and name the
+    innermost (latest start) and outermost (earliest start) range of each piece."""
+    by_tid: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
+    for tid, start, end, name in ranges:
+        by_tid[tid].append((start, end, name))
+    out: dict[str, list] = {k: [] for k in ("tid", "seg_start", "seg_end", "inner", "outer")}
+    for tid, items in by_tid.items():
+        items.sort(key=lambda r: (r[0], -r[1]))
+        bounds = sorted({t for s, e, _ in items for t in (s, e)})
+        active: list[tuple[int, int, str]] = []
+        nxt = 0
+        for lo, hi in itertools.pairwise(bounds):
+            while nxt < len(items) and items[nxt][0] <= lo:
+                active.append(items[nxt])
+                nxt += 1
+            active = [r for r in active if r[1] > lo]
+            if not active:
+                continue
+            inner = max(active, key=lambda r: (r[0], -r[1]))
+            outer = min(active, key=lambda r: (r[0], -r[1]))
+            for key, value in zip(out, (tid, lo, hi, inner[2], outer[2]), strict=True):
+                out[key].append(value)
+    return pa.table(
+        out,
+        schema=pa.schema(
+            [
+                ("tid", pa.int64()),
+                ("seg_start", pa.int64()),
+                ("seg_end", pa.int64()),
+                ("inner", pa.string()),
+                ("outer", pa.string()),
+            ]
+        ),
+    )
+
+
+def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:
+    labels = dict(MEMCPY_KINDS)
+    if has(export, "ENUM_CUDA_MEMCPY_OPER", "id", "label"):
+        labels.update(export.fetchall("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"))
+    parts = []
+    memcpy = "CUPTI_ACTIVITY_KIND_MEMCPY"
+    if has(export, memcpy, "start", "end", "bytes", "copyKind"):
+        parts.append(f'SELECT start, "end", deviceId, streamId, bytes, copyKind FROM {memcpy}')
+    memset = "CUPTI_ACTIVITY_KIND_MEMSET"
+    if has(export, memset, "start", "end", "bytes"):
+        parts.append(f'SELECT start, "end", deviceId, streamId, bytes, -1 FROM {memset}')
+    fields = pa.schema(
+        [
+            ("start_ns", pa.int64()),
+            ("end_ns", pa.int64()),
+            ("device", pa.int32()),
+            ("stream", pa.int64()),
+            ("bytes", pa.float64()),
+            ("kind_id", pa.int64()),
+        ]
+    )
+    for sql in parts:
+        table = export.arrow(sql, fields)
+        con.register("nsys_memops", table)
+        con.register(
+            "nsys_labels",
+            pa.table({"id": [*list(labels), -1], "label": [*list(labels.values()), "memset"]}),
+        )
+        con.execute(
+            f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
+            f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
+            f"(m.end_ns - m.start_ns) / 1e9 FROM nsys_memops m LEFT JOIN nsys_labels l "
+            f"ON l.id = m.kind_id"
+        )
+        con.unregister("nsys_memops")
+        con.unregister("nsys_labels")
+
+
+def _gpu_metrics(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:
+    """Sampled GPU metrics; the first sample of each series is invalid (negative timestamp,
+    garbage values) and is dropped with every sample at or before time zero."""
+    if not (
+        has(export, "GPU_METRICS", "timestamp", "typeId", "metricId", "value")
+        and has(export, "TARGET_INFO_GPU_METRICS", "typeId", "metricId", "metricName")
+    ):
+        return
+    type_name = "i.typeName" if has(export, "TARGET_INFO_GPU_METRICS", "typeName") else "''"
+    table = export.arrow(
+        f"SELECT g.typeId, {type_name}, i.metricName, g.timestamp, g.value "
+        f"FROM GPU_METRICS g JOIN TARGET_INFO_GPU_METRICS i "
+        f"ON i.typeId = g.typeId AND i.metricId = g.metricId",
+        pa.schema(
+            [
+                ("type_id", pa.int64()),
+                ("type_name", pa.string()),
+                ("metric", pa.string()),
+                ("ts_ns", pa.int64()),
+                ("value", pa.float64()),
+            ]
+        ),
+    )
+    con.register("nsys_metrics", table)
+    con.execute(
+        f"INSERT INTO gpu_metrics SELECT {int(report_id)}, "
+        f"coalesce(nullif(type_name, ''), 'GPU metrics ' || dense_rank() OVER (ORDER BY type_id)), "
+        f"metric, ts_ns, value FROM nsys_metrics "
+        f"QUALIFY row_number() OVER (PARTITION BY type_id, metric ORDER BY ts_ns) > 1 "
+        f"AND ts_ns > 0"
+    )
+    con.unregister("nsys_metrics")
+
+
+def _gpus(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:
+    rows: list[tuple] = []
+    if has(export, "TARGET_INFO_GPU", "smCount", "name"):
+        cols = export.tables["TARGET_INFO_GPU"]
+
+        def pick(*names: str) -> str:
+            return next((n for n in names if n in cols), "NULL")
+
+        cc = (
+            "CAST(computeMajor AS TEXT) || '.' || CAST(computeMinor AS TEXT)"
+            if {"computeMajor", "computeMinor"} <= cols
+            else "NULL"
+        )
+        rows = export.fetchall(
+            f"SELECT {pick('id', 'deviceId')}, name, smCount, {pick('clockRate')}, "
+            f"{pick('memoryBandwidth')}, {pick('l2CacheSize')}, {pick('totalMemory')}, {cc} "
+            f"FROM TARGET_INFO_GPU"
+        )
+    elif has(export, "TARGET_INFO_CUDA_GPU", "name", "numMultiprocessors"):
+        # 2020-era units: clocks in kHz, bandwidth in kB/s (0 when unknown), memory size in
+        # bytes or MiB depending on the release — left out rather than guessed.
+        device = "deviceId" if has(export, "TARGET_INFO_CUDA_GPU", "deviceId") else "rowid - 1"
+        rows = export.fetchall(
+            f"SELECT {device}, name, numMultiprocessors, coreClockRate * 1000.0, "
+            f"nullif(globalMemoryBandwidth, 0) * 1000.0, l2CacheSize, NULL, "
+            f"CAST(computeCapabilityMajor AS TEXT) || '.' || CAST(computeCapabilityMinor AS TEXT) "
+            f"FROM TARGET_INFO_CUDA_GPU"
+        )
+    elif has(export, "TARGET_INFO_GPU", "name"):
+        device = "deviceId" if has(export, "TARGET_INFO_GPU", "deviceId") else "rowid - 1"
+        rows = export.fetchall(
+            f"SELECT {device}, name, NULL, NULL, NULL, NULL, NULL, NULL FROM TARGET_INFO_GPU"
+        )
+    seen: set[int] = set()
+    for row in rows:
+        if row[0] in seen:
+            continue
+        seen.add(row[0])
+        con.execute("INSERT INTO gpus VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [report_id, *row])
+
+
+def kernel_row(path: Path, source_row: int) -> dict[str, object]:
+    """Every column of one kernel row of an export (ids resolved through ``StringIds``), read
+    when a user opens that launch."""
+    export: SqliteExport | ParquetExport
+    export = ParquetExport(path) if path.is_dir() else SqliteExport(connect(path))
+    try:
+        if KERNEL not in export.tables:
+            return {}
+        columns = sorted(export.tables[KERNEL])
+        rows = export.fetchall(
+            f"SELECT {', '.join(f'k.{quote(c)}' for c in columns)} FROM {KERNEL} k "
+            f"WHERE k.rowid = {int(source_row)}"
+        )
+        if not rows:
+            return {}
+        values = dict(zip(columns, rows[0], strict=True))
+        for name in ("demangledName", "shortName", "mangledName"):
+            if isinstance(values.get(name), int):
+                found = export.fetchall(f"SELECT value FROM StringIds WHERE id = {values[name]}")
+                values[name] = found[0][0] if found else values[name]
+        return values
+    finally:
+        export.close()
+
+
+def quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'

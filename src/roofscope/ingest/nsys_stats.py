@@ -1,0 +1,403 @@
+"""``nsys stats`` tables: per-kernel summaries, GPU traces and memory-operation summaries.
+
+One file may hold one table (``--format csv --output base``) or many, when people capture the
+console: ``Processing [...]``/``SKIPPED:`` banners separate them. Tables are told apart by their
+headers across releases (``gpukernsum`` of 2020 has ``Average``/``Minimum``/``Maximum``; 2023+
+``cuda_gpu_kern_sum`` has ``Avg (ns)``/``Med (ns)``…; ``--timeunit`` turns ``(ns)`` into
+``(us)``…). nsys writes a 0-byte file for a report without data; it loads as an empty report.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from roofscope.errors import RoofscopeError
+from roofscope.ingest.nsys_tables import create_staging, write_report
+from roofscope.ingest.report_info import ReportInfo
+from roofscope.sqlutil import insert_rows
+
+TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0}
+_REPORT_FILE = re.compile(
+    r"_(cuda_gpu_kern_sum|cuda_gpu_kern_gb_sum|cuda_gpu_trace|cuda_gpu_mem_time_sum|"
+    r"cuda_gpu_mem_size_sum|cuda_gpu_sum|cuda_api_sum|cuda_kern_exec_sum|nvtx_sum|"
+    r"nvtx_kern_sum|osrt_sum|gpukernsum|gputrace|gpumemtimesum|gpumemsizesum|\w+_sum)"
+    r"(_\w+)?\.(csv|tsv|json)$"
+)
+_BANNER = re.compile(
+    r"^(Processing \[|SKIPPED:|Generating SQLite|NOTICE:|WARNING:|ERROR:|Exported successfully|"
+    r"\*\* |Report file|\s*$)"
+)
+_HEADER_START = re.compile(r'^"?(Time ?\(%\)|Start \(\w+\)|Total \(MB\)|PID)"?[,\t]')
+NO_KERNEL_TABLE = (
+    "no kernel table in this nsys stats file{found}; export cuda_gpu_kern_sum or cuda_gpu_trace "
+    "(nsys stats --report cuda_gpu_kern_sum --format csv --output NAME REPORT)"
+)
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list[str]]
+
+    def kind(self) -> str:
+        names = set(self.header)
+        if "Category" in names and "Operation" in names:
+            return "gpu_sum"
+        if _col(self.header, "Start") is not None and _col(self.header, "Duration") is not None:
+            return "trace"
+        if "Operation" in names and _col(self.header, "Total Time") is not None:
+            return "mem_time"
+        if "Operation" in names and "Total (MB)" in names:
+            return "mem_size"
+        if "Name" in names and "Instances" in names and _col(self.header, "Total Time") is not None:
+            return "kern_sum"
+        return "other"
+
+
+def is_nsys_stats(path: Path) -> bool:
+    """By name (``NAME_<report>.csv``, also 0 bytes) or by a stats header near the top."""
+    if _REPORT_FILE.search(path.name):
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(1 << 16).replace(b"\x00", b"").decode("utf-8", "replace")
+    except OSError:
+        return False
+    if head.lstrip().startswith("[{") and '"Total Time' in head:
+        return True
+    return any(_HEADER_START.match(line) for line in head.splitlines()[:400])
+
+
+def _col(header: list[str], stem: str) -> int | None:
+    """Index of ``stem`` with or without a unit suffix (``Avg (ns)``, ``Avg (us)``, ``Avg``)."""
+    for i, name in enumerate(header):
+        if name == stem or re.fullmatch(re.escape(stem) + r" \(\w+(/s)?\)", name):
+            return i
+    return None
+
+
+def _scale(header: list[str], stem: str) -> float:
+    """Seconds per unit of a time column; unit-less old columns are nanoseconds."""
+    i = _col(header, stem)
+    if i is None:
+        return 1e-9
+    m = re.search(r"\((\w+)\)$", header[i])
+    return TIME_UNITS.get(m.group(1), 1e-9) if m else 1e-9
+
+
+def read_tables(path: Path) -> list[Table]:
+    data = path.read_bytes().replace(b"\x00", b"").decode("utf-8", "replace")
+    if data.lstrip().startswith("["):
+        return _json_tables(path, data)
+    tables: list[Table] = []
+    current: Table | None = None
+    delimiter = ","
+    for line in data.splitlines():
+        if current is None:
+            if _HEADER_START.match(line):
+                delimiter = "\t" if "\t" in line.split(",", 1)[0] else ","
+                header = next(csv.reader([line], delimiter=delimiter))
+                current = Table([h.strip() for h in header], [])
+                tables.append(current)
+            continue
+        if _BANNER.match(line):
+            current = None
+            continue
+        row = next(csv.reader([line], delimiter=delimiter))
+        if len(row) == len(current.header):
+            current.rows.append(row)
+    return tables
+
+
+def _json_tables(path: Path, data: str) -> list[Table]:
+    try:
+        items = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise RoofscopeError(
+            f"is not valid JSON ({exc.msg} at line {exc.lineno})", path=str(path)
+        ) from exc
+    if not isinstance(items, list) or not items or not isinstance(items[0], dict):
+        return []
+    header = list(items[0])
+    return [
+        Table(
+            header,
+            [
+                ["" if r.get(h) is None else str(r.get(h)) for h in header]
+                for r in items
+                if isinstance(r, dict)
+            ],
+        )
+    ]
+
+
+def _num(text: str) -> float | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _dims(text: str) -> str | None:
+    parts = text.split()
+    return f"({', '.join(parts)})" if len(parts) == 3 else None
+
+
+_DEVICE = re.compile(r"^(.*?)\s*\((\d+)\)$")
+
+
+def ingest_nsys_stats(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+    info = ReportInfo(report_id, str(path), "nsys-stats")
+    create_staging(con)
+    if path.stat().st_size == 0:
+        info.warnings.append(
+            "the file is empty: nsys writes a 0-byte file for a report without data"
+        )
+        info.launches = write_report(con, report_id)
+        return info
+    tables = read_tables(path)
+    kinds = [t.kind() for t in tables]
+    if not tables:
+        raise RoofscopeError(
+            "has no nsys stats table in CSV form",
+            path=str(path),
+            hint="export with nsys stats --format csv (the column/table formats are for reading)",
+        )
+    kernels: list[tuple] = []
+    gpu_names: dict[int, str] = {}
+    if "trace" in kinds:
+        for t in (t for t in tables if t.kind() == "trace"):
+            kernels += _trace(con, t, report_id, gpu_names)
+        if "kern_sum" in kinds or "gpu_sum" in kinds:
+            info.warnings.append("kernel summaries skipped: the GPU trace in the file has them all")
+    else:
+        for t in tables:
+            if t.kind() == "kern_sum":
+                kernels += _kern_sum(t)
+            elif t.kind() == "gpu_sum" and "kern_sum" not in kinds:
+                kernels += _kern_sum(t, category="CUDA_KERNEL")
+    for t in tables:
+        if t.kind() in ("mem_time", "mem_size") or (t.kind() == "gpu_sum" and "trace" not in kinds):
+            _mem_summary(con, t, report_id)
+    if not any(k in kinds for k in ("trace", "kern_sum", "gpu_sum")):
+        others = sorted({_describe(t) for t in tables})
+        found = f" (it holds: {', '.join(others)})" if others else ""
+        info.warnings.append(NO_KERNEL_TABLE.format(found=found))
+    insert_rows(
+        con,
+        "stg_kernels",
+        (
+            "source_row",
+            "start_ns",
+            "end_ns",
+            "device",
+            "stream",
+            "kernel",
+            "grid_size",
+            "block_size",
+            "invocations",
+            "time_s",
+            "time_min_s",
+            "time_max_s",
+            "time_med_s",
+        ),
+        kernels,
+    )
+    info.launches = write_report(con, report_id)
+    for device, name in sorted(gpu_names.items()):
+        con.execute(
+            "INSERT INTO gpus (report_id, device, name) VALUES (?, ?, ?)", [report_id, device, name]
+        )
+    if gpu_names:
+        info.gpu_name = gpu_names[min(gpu_names)]
+    return info
+
+
+def _describe(t: Table) -> str:
+    names = set(t.header)
+    if "Num Calls" in names:
+        return "an API/OS-runtime summary"
+    if "Range" in names:
+        return "an NVTX summary"
+    if t.kind() in ("mem_time", "mem_size"):
+        return "a memory-operation summary"
+    return "a table with columns " + ", ".join(t.header[:3]) + "…"
+
+
+def _kern_sum(t: Table, category: str | None = None) -> list[tuple]:
+    h = t.header
+    name = h.index("Operation") if category else h.index("Name")
+    cols = {
+        stem: (_col(h, stem), _scale(h, stem))
+        for stem in ("Avg", "Average", "Min", "Minimum", "Max", "Maximum", "Med", "Total Time")
+    }
+
+    def value(row: list[str], *stems: str) -> float | None:
+        for stem in stems:
+            i, scale = cols[stem]
+            if i is not None:
+                v = _num(row[i])
+                return None if v is None else v * scale
+        return None
+
+    grid, block = (
+        h.index("GridXYZ") if "GridXYZ" in h else None,
+        (h.index("BlockXYZ") if "BlockXYZ" in h else None),
+    )
+    out = []
+    for n, row in enumerate(t.rows):
+        if category and row[h.index("Category")] != category:
+            continue
+        count = _num(row[h.index("Instances")]) or 0
+        # Total / Instances, not the printed average (rounded to 0.1 of the unit)
+        total = value(row, "Total Time")
+        avg = total / count if total is not None and count else value(row, "Avg", "Average")
+        out.append(
+            (
+                n,
+                None,
+                None,
+                None,
+                None,
+                row[name],
+                _dims(row[grid]) if grid is not None else None,
+                _dims(row[block]) if block is not None else None,
+                int(count),
+                avg,
+                value(row, "Min", "Minimum"),
+                value(row, "Max", "Maximum"),
+                value(row, "Med"),
+            )
+        )
+    return out
+
+
+def _trace(
+    con: duckdb.DuckDBPyConnection, t: Table, report_id: int, gpu_names: dict[int, str]
+) -> list[tuple]:
+    h = t.header
+    start, dur = _col(h, "Start"), _col(h, "Duration")
+    start_scale, dur_scale = _scale(h, "Start") * 1e9, _scale(h, "Duration") * 1e9
+    name = h.index("Name")
+    dims = [_col(h, c) for c in ("GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ")]
+    bytes_col = _col(h, "Bytes")
+    device_col = h.index("Device") if "Device" in h else None
+    stream_col = h.index("Strm") if "Strm" in h else None
+    kernels, memops = [], []
+    for n, row in enumerate(t.rows):
+        s, d = _num(row[start]), _num(row[dur])  # type: ignore[index]
+        if s is None or d is None:
+            continue
+        s_ns, e_ns = round(s * start_scale), round(s * start_scale + d * dur_scale)
+        device = None
+        if device_col is not None and (m := _DEVICE.match(row[device_col].strip())):
+            device = int(m.group(2))
+            gpu_names.setdefault(device, m.group(1))
+        stream = _num(row[stream_col]) if stream_col is not None else None
+        label = row[name]
+        if label.startswith("[CUDA mem"):
+            size = _num(row[bytes_col]) if bytes_col is not None else None
+            memops.append(
+                (
+                    report_id,
+                    s_ns,
+                    e_ns,
+                    device,
+                    stream,
+                    size * 1e6 if size is not None else None,
+                    _memop_kind(label),
+                    1,
+                    d * dur_scale / 1e9,
+                )
+            )
+            continue
+        g = [_num(row[i]) if i is not None else None for i in dims]
+        sizes = [
+            f"({int(a)}, {int(b)}, {int(c)})" if None not in (a, b, c) else None
+            for a, b, c in (g[:3], g[3:])
+        ]
+        kernels.append(
+            (
+                n,
+                s_ns,
+                e_ns,
+                device,
+                int(stream) if stream is not None else None,
+                label,
+                sizes[0],
+                sizes[1],
+                1,
+                d * dur_scale / 1e9,
+                None,
+                None,
+                None,
+            )
+        )
+    insert_rows(
+        con,
+        "memops",
+        ("report_id", "start_ns", "end_ns", "device", "stream", "bytes", "kind", "count", "time_s"),
+        memops,
+    )
+    return kernels
+
+
+def _memop_kind(label: str) -> str:
+    """``[CUDA memcpy Host-to-Device]`` / older ``[CUDA memcpy HtoD]`` -> ``Host-to-Device``."""
+    inner = label.strip("[]").removeprefix("CUDA ").strip()
+    if inner.startswith("memset"):
+        return "memset"
+    kind = inner.removeprefix("memcpy").strip()
+    short = {
+        "HtoD": "Host-to-Device",
+        "DtoH": "Device-to-Host",
+        "DtoD": "Device-to-Device",
+        "HtoH": "Host-to-Host",
+        "PtoP": "Peer-to-Peer",
+    }
+    return short.get(kind, kind or inner)
+
+
+def _mem_summary(con: duckdb.DuckDBPyConnection, t: Table, report_id: int) -> None:
+    h = t.header
+    op = h.index("Operation")
+    total_time, scale = _col(h, "Total Time"), _scale(h, "Total Time")
+    count = (
+        h.index("Count") if "Count" in h else (h.index("Instances") if "Instances" in h else None)
+    )
+    size = h.index("Total (MB)") if "Total (MB)" in h else None
+    rows = []
+    for row in t.rows:
+        if "Category" in h and row[h.index("Category")] != "MEMORY_OPER":
+            continue
+        seconds = _num(row[total_time]) if total_time is not None else None
+        mb = _num(row[size]) if size is not None else None
+        n = _num(row[count]) if count is not None else None
+        rows.append(
+            (
+                report_id,
+                None,
+                None,
+                None,
+                None,
+                mb * 1e6 if mb is not None else None,
+                _memop_kind(row[op]),
+                int(n) if n is not None else None,
+                seconds * scale if seconds is not None else None,
+            )
+        )
+    insert_rows(
+        con,
+        "memops",
+        ("report_id", "start_ns", "end_ns", "device", "stream", "bytes", "kind", "count", "time_s"),
+        rows,
+    )
