@@ -32,7 +32,7 @@ GROUP_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
     ("headroom_s", "headroom", f.time, 9),
 )
 NSYS_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
-    ("name", "group", f.text, 30),
+    ("name", "group", f.text, 26),
     ("launches", "n", lambda v: f"{v:,}", 8),
     ("time_s", "time", f.time, 9),
     ("time_pct", "%", f.share, 6),

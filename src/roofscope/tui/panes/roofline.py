@@ -97,6 +97,12 @@ class RooflinePane(Vertical, can_focus=True):
         chart.update(Text.from_ansi(self.text, no_wrap=True))
         pick = next((p for p in points if p.selected), None)
         lines = legend(roofs, pick, self.level)
+        if report.is_nsys:
+            lines.insert(
+                0,
+                "nsys exports have no FLOP or byte counters, so no points: open an ncu export "
+                "of the same program beside it (roofscope open run.sqlite run.ncu-rep.csv)",
+            )
         what = "groups" if self.by == "group" else f"the {LAUNCH_POINTS:,} longest launches"
         lines.insert(
             0,

@@ -122,7 +122,12 @@ class TimelinePane(Vertical, can_focus=True):
         rows: list[tuple[str, list[float | None], float | None, str]] = [
             ("GPU busy", list(data.busy), 1.0, f"{100 * data.busy_fraction:.1f}%"),
             ("kernels running", list(data.concurrency), None, f"max {data.max_concurrency}"),
-            ("memcpy", list(data.memcpy), None, si(max(data.memcpy, default=0.0), "B/s")),
+            (
+                "memcpy (bucket avg)",
+                list(data.memcpy),
+                None,
+                si(max(data.memcpy, default=0.0), "B/s"),
+            ),
         ]
         for name, values in data.metrics.items():
             top = max((v for v in values if v is not None), default=None)
