@@ -13,9 +13,11 @@ SQLite kernel rows are read in chunks of plain integers (names stay ids until Du
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import sqlite3
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -25,6 +27,7 @@ import pyarrow as pa
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.nsys_tables import MEMCPY_KINDS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
+from roofscope.sqlutil import quote_ident
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -34,6 +37,9 @@ CHUNK = 250_000
 # read from the export for the one launch a user opens (copying them doubles ingest time).
 DETAIL_COLUMNS_LIMIT = 100_000
 NVTX_PUSHPOP, NVTX_STARTEND = 59, 60
+_RANGES = pa.schema(
+    [("tid", pa.int64()), ("start_ns", pa.int64()), ("end_ns", pa.int64()), ("name", pa.string())]
+)
 NO_KERNELS = (
     "no CUDA kernels in this export (was nsys run with --trace=cuda, and did the program "
     "launch any kernel in the profiled range?)"
@@ -67,6 +73,18 @@ class Export(Protocol):
     def arrow(self, sql: str, schema_: pa.Schema) -> pa.Table: ...
 
     def fetchall(self, sql: str) -> list[tuple]: ...
+
+
+@contextlib.contextmanager
+def _scanned(con: duckdb.DuckDBPyConnection, **tables: pa.Table) -> Iterator[None]:
+    """Arrow tables visible to SQL under these names for the duration of the block."""
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            con.unregister(name)
 
 
 def has(export: Export, table: str, *columns: str) -> bool:
@@ -173,9 +191,8 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
     strings = export.arrow(
         "SELECT id, value FROM StringIds", pa.schema([("id", pa.int64()), ("value", pa.string())])
     )
-    con.register("nsys_strings", strings)
-    con.execute("CREATE OR REPLACE TEMP TABLE nsys_str AS SELECT * FROM nsys_strings")
-    con.unregister("nsys_strings")
+    with _scanned(con, nsys_strings=strings):
+        con.execute("CREATE OR REPLACE TEMP TABLE nsys_str AS SELECT * FROM nsys_strings")
     create_staging(con)
     if has(export, KERNEL, "start", "end"):
         _kernels(con, export)
@@ -224,15 +241,14 @@ def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> None:
         ]
     sql = f"SELECT {', '.join(f[2] for f in fields)} FROM {KERNEL}"
     table = export.arrow(sql, pa.schema([(f[0], f[1]) for f in fields]))
-    con.register("nsys_kernels", table)
     sizes = "k.grid_size, k.block_size" if detail else "NULL, NULL"
-    con.execute(
-        f"INSERT INTO stg_kernels SELECT k.source_row, k.start_ns, k.end_ns, k.device, k.stream, "
-        f"coalesce(s.value, '(unnamed)'), NULL, {sizes}, 1, (k.end_ns - k.start_ns) / 1e9, "
-        f"NULL, NULL, NULL, NULL, NULL FROM nsys_kernels k LEFT JOIN nsys_str s "
-        f"ON s.id = k.name_id"
-    )
-    con.unregister("nsys_kernels")
+    with _scanned(con, nsys_kernels=table):
+        con.execute(
+            f"INSERT INTO stg_kernels SELECT k.source_row, k.start_ns, k.end_ns, k.device, "
+            f"k.stream, coalesce(s.value, '(unnamed)'), NULL, {sizes}, 1, "
+            f"(k.end_ns - k.start_ns) / 1e9, NULL, NULL, NULL, NULL, NULL FROM nsys_kernels k "
+            f"LEFT JOIN nsys_str s ON s.id = k.name_id"
+        )
 
 
 def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str | None:
@@ -255,26 +271,9 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
     )
     if not ranges:
         return None
-    table = pa.table(
-        dict(
-            zip(
-                ("tid", "start_ns", "end_ns", "name"),
-                (list(c) for c in zip(*ranges, strict=True)),
-                strict=True,
-            )
-        ),
-        schema=pa.schema(
-            [
-                ("tid", pa.int64()),
-                ("start_ns", pa.int64()),
-                ("end_ns", pa.int64()),
-                ("name", pa.string()),
-            ]
-        ),
-    )
-    con.register("nsys_ranges", table)
-    con.execute(f"INSERT INTO nvtx_ranges SELECT {int(report_id)}, * FROM nsys_ranges")
-    con.unregister("nsys_ranges")
+    table = pa.table([list(column) for column in zip(*ranges, strict=True)], schema=_RANGES)
+    with _scanned(con, nsys_ranges=table):
+        con.execute(f"INSERT INTO nvtx_ranges SELECT {int(report_id)}, * FROM nsys_ranges")
     if not has(export, KERNEL, "correlationId") or not has(
         export, RUNTIME, "correlationId", "globalTid", "start"
     ):
@@ -289,20 +288,16 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
         f"ON r.correlationId = k.correlationId{same_process}",
         pa.schema([("source_row", pa.int64()), ("tid", pa.int64()), ("t", pa.int64())]),
     )
-    segments = _segments(ranges)
-    con.register("nsys_calls", calls)
-    con.register("nsys_segments", segments)
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE nsys_attr AS SELECT c.source_row, s.inner, s.outer "
-        "FROM nsys_calls c ASOF JOIN nsys_segments s ON c.tid = s.tid AND c.t >= s.seg_start "
-        "WHERE c.t < s.seg_end"
-    )
+    with _scanned(con, nsys_calls=calls, nsys_segments=_segments(ranges)):
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE nsys_attr AS SELECT c.source_row, s.inner, s.outer "
+            "FROM nsys_calls c ASOF JOIN nsys_segments s ON c.tid = s.tid "
+            "AND c.t >= s.seg_start WHERE c.t < s.seg_end"
+        )
     con.execute(
         "UPDATE stg_kernels SET nvtx_inner = a.inner, nvtx_outer = a.outer FROM nsys_attr a "
         "WHERE a.source_row = stg_kernels.source_row"
     )
-    con.unregister("nsys_calls")
-    con.unregister("nsys_segments")
     con.execute("DROP TABLE nsys_attr")
     return None
 
@@ -365,21 +360,15 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> N
             ("kind_id", pa.int64()),
         ]
     )
+    names = pa.table({"id": [*labels, -1], "label": [*labels.values(), "memset"]})
     for sql in parts:
-        table = export.arrow(sql, fields)
-        con.register("nsys_memops", table)
-        con.register(
-            "nsys_labels",
-            pa.table({"id": [*list(labels), -1], "label": [*list(labels.values()), "memset"]}),
-        )
-        con.execute(
-            f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
-            f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
-            f"(m.end_ns - m.start_ns) / 1e9 FROM nsys_memops m LEFT JOIN nsys_labels l "
-            f"ON l.id = m.kind_id"
-        )
-        con.unregister("nsys_memops")
-        con.unregister("nsys_labels")
+        with _scanned(con, nsys_memops=export.arrow(sql, fields), nsys_labels=names):
+            con.execute(
+                f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
+                f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
+                f"(m.end_ns - m.start_ns) / 1e9 FROM nsys_memops m LEFT JOIN nsys_labels l "
+                f"ON l.id = m.kind_id"
+            )
 
 
 def _gpu_metrics(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:
@@ -405,15 +394,14 @@ def _gpu_metrics(con: duckdb.DuckDBPyConnection, export: Export, report_id: int)
             ]
         ),
     )
-    con.register("nsys_metrics", table)
-    con.execute(
-        f"INSERT INTO gpu_metrics SELECT {int(report_id)}, "
-        f"coalesce(nullif(type_name, ''), 'GPU metrics ' || dense_rank() OVER (ORDER BY type_id)), "
-        f"metric, ts_ns, value FROM nsys_metrics "
-        f"QUALIFY row_number() OVER (PARTITION BY type_id, metric ORDER BY ts_ns) > 1 "
-        f"AND ts_ns > 0"
-    )
-    con.unregister("nsys_metrics")
+    with _scanned(con, nsys_metrics=table):
+        con.execute(
+            f"INSERT INTO gpu_metrics SELECT {int(report_id)}, coalesce(nullif(type_name, ''), "
+            f"'GPU metrics ' || dense_rank() OVER (ORDER BY type_id)), metric, ts_ns, value "
+            f"FROM nsys_metrics "
+            f"QUALIFY row_number() OVER (PARTITION BY type_id, metric ORDER BY ts_ns) > 1 "
+            f"AND ts_ns > 0"
+        )
 
 
 def _gpus(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:
@@ -467,7 +455,7 @@ def kernel_row(path: Path, source_row: int) -> dict[str, object]:
             return {}
         columns = sorted(export.tables[KERNEL])
         rows = export.fetchall(
-            f"SELECT {', '.join(f'k.{quote(c)}' for c in columns)} FROM {KERNEL} k "
+            f"SELECT {', '.join(f'k.{quote_ident(c)}' for c in columns)} FROM {KERNEL} k "
             f"WHERE k.rowid = {int(source_row)}"
         )
         if not rows:
@@ -480,7 +468,3 @@ def kernel_row(path: Path, source_row: int) -> dict[str, object]:
         return values
     finally:
         export.close()
-
-
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'

@@ -348,6 +348,7 @@ class RoofscopeApp(App[None]):
             self.query_one(KernelsPane).flt = Filter()
             timeline = self.query_one(TimelinePane)
             timeline.window = timeline.full = None
+            timeline.devices = []
             self._reload_all()
 
     def jump_to_group(self, name: str) -> None:

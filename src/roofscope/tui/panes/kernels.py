@@ -11,6 +11,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from roofscope.analysis.browse import LAUNCH_COLUMNS, Filter
+from roofscope.api import AXES
 from roofscope.errors import RoofscopeError
 from roofscope.tui import format as f
 from roofscope.tui.widgets.virtual_table import Column, VirtualTable
@@ -301,8 +302,6 @@ class KernelsPane(Vertical):
         self.reload()
 
     def action_axis(self) -> None:
-        from roofscope.api import AXES
-
         axes = list(AXES)
         current = self.rapp.session.axis
         self.rapp.set_axis(axes[(axes.index(current) + 1) % len(axes)])

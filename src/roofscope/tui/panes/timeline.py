@@ -73,15 +73,29 @@ class TimelinePane(Vertical, can_focus=True):
 
     def reload(self) -> None:
         width = self.query_one("#timeline-chart").size.width or self.size.width or 80
-        self._load(self.rapp.report, self.window, self.device_index, max(10, width - LABEL - VALUE))
+        self._load(
+            self.rapp.report,
+            self.window,
+            list(self.devices),
+            self.device_index,
+            max(10, width - LABEL - VALUE),
+        )
 
     @work(thread=True, exclusive=True, group="timeline")
-    def _load(self, report: int, window: Window | None, device_index: int, buckets: int) -> None:
+    def _load(
+        self,
+        report: int,
+        window: Window | None,
+        devices: list[int | None],
+        device_index: int,
+        buckets: int,
+    ) -> None:
         session = self.rapp.session
-        if not session.has_timeline(report):
-            self.app.call_from_thread(self._show, None, None, [])
-            return
-        devices = session.devices(report) or [None]
+        if not devices:  # once per report, not on every zoom: a scan of every launch
+            if not session.has_timeline(report):
+                self.app.call_from_thread(self._show, None, None, [])
+                return
+            devices = session.devices(report) or [None]
         device = devices[min(device_index, len(devices) - 1)]
         data = session.timeline(report, window, device, buckets)
         self.app.call_from_thread(self._show, data, window, devices)
