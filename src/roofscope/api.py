@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from roofscope.analysis import browse, detail, efficiency, join, summary, timeline
+from roofscope.analysis.recording import StoredRecordingSource, summarise
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule, default_rules
 from roofscope.hardware.ceilings import Ceiling, load_ceilings_file, resolve_ceilings
@@ -57,6 +58,10 @@ class Report:
     @property
     def is_nsys(self) -> bool:
         return self.layout.startswith("nsys")
+
+    @property
+    def is_recording(self) -> bool:
+        return self.layout == "gpu-recording"
 
 
 @dataclass
@@ -351,6 +356,7 @@ class Session:
                 "axis": self.axis,
                 "nsys_join": self.nsys_join(i),
                 "timeline": self._timeline_dict(i),
+                "recording": self.recording_summary(i) if r.is_recording else None,
                 "groups": self.rows("group", i)[:top],
                 "warnings": list(r.warnings),
             }
@@ -358,6 +364,19 @@ class Session:
                 entry["rows"] = self.rows(by, i)[:top]
             out.append(entry)
         return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": self.warnings}
+
+    def recording_summary(self, report: int) -> list[dict[str, Any]]:
+        """Per-GPU averages, energy and low-utilisation time of a GPU recording."""
+        with self.lock:
+            return [g.to_dict() for g in summarise(self.con, self.reports[report].report_id)]
+
+    def recording_source(self) -> StoredRecordingSource | None:
+        """The recordings opened in this session, for the Monitor pane; None if there are none."""
+        ids = [r.report_id for r in self.reports if r.is_recording]
+        if not ids:
+            return None
+        names = ", ".join(Path(r.path).name for r in self.reports if r.is_recording)
+        return StoredRecordingSource(self.con, self.lock, ids, f"recording {names}")
 
     def _timeline_dict(self, report: int) -> dict[str, Any] | None:
         if not self.has_timeline(report):

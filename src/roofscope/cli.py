@@ -1,4 +1,4 @@
-"""Command line: ``roofscope open FILE…`` (the TUI) and ``roofscope report FILE…`` (headless).
+"""Command line: ``open`` (the TUI), ``report`` (headless), ``monitor`` and ``record`` (GPUs).
 
 Errors a user can cause are printed as one line, ``roofscope: FILE: what is wrong (hint)``, with
 exit code 2. pandas and Textual are never imported here.
@@ -10,9 +10,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofscope import __version__
 from roofscope.errors import RoofscopeError
+
+if TYPE_CHECKING:
+    from roofscope.monitor.source import GpuSource
 
 
 class _Parser(argparse.ArgumentParser):
@@ -63,7 +67,75 @@ def build_parser() -> argparse.ArgumentParser:
         "--top", type=int, default=None, metavar="N", help="only the N rows with the most time"
     )
     _add_load_options(report)
+    _add_monitor(sub)
+    _add_record(sub)
     return parser
+
+
+def _add_interval(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.1–10)"
+    )
+
+
+def _add_monitor(sub: argparse._SubParsersAction) -> None:
+    monitor = sub.add_parser(
+        "monitor",
+        help="watch this node's GPUs live (NVML), or follow recordings of many nodes",
+        description="Live GPU monitor: a card per GPU with history sparklines and the "
+        "processes using it. On a login node, --follow shows what roofscope record writes on "
+        "the job's nodes.",
+    )
+    monitor.add_argument(
+        "--follow",
+        nargs="+",
+        metavar="GLOB",
+        help="recordings to follow, e.g. '/scratch/job/node*.parquet' (quote the pattern)",
+    )
+    _add_interval(monitor)
+    monitor.add_argument(
+        "--once", action="store_true", help="print one sample of every GPU and exit"
+    )
+    monitor.add_argument(
+        "--format", choices=("table", "json", "csv", "md"), default="table", help="with --once"
+    )
+    monitor.add_argument("--ascii", action="store_true", help="no block characters")
+
+
+def _add_record(sub: argparse._SubParsersAction) -> None:
+    record = sub.add_parser(
+        "record",
+        help="record this node's GPUs to Parquet (headless), or summarise recordings",
+        description="Record every GPU of this node to a folder of Parquet parts that stays "
+        "readable while it grows (one per node on a shared file system), or summarise "
+        "recordings per GPU.",
+    )
+    what = record.add_mutually_exclusive_group(required=True)
+    what.add_argument("--out", metavar="FILE.parquet", help="where to write (appends if it exists)")
+    what.add_argument(
+        "--summary", nargs="+", metavar="FILE", help="per-GPU averages, energy and idle time"
+    )
+    _add_interval(record)
+    record.add_argument(
+        "--duration", type=float, default=None, metavar="S", help="stop after S seconds"
+    )
+    record.add_argument(
+        "--flush",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="write to disk every S seconds: at most this much is lost in a crash (default 10)",
+    )
+    record.add_argument(
+        "--rotate",
+        type=float,
+        default=600.0,
+        metavar="S",
+        help="start a new part every S seconds (default 600)",
+    )
+    record.add_argument(
+        "--format", choices=("table", "json", "csv", "md"), default="table", help="with --summary"
+    )
 
 
 def _add_load_options(parser: argparse.ArgumentParser) -> None:
@@ -141,6 +213,117 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _monitor(args: argparse.Namespace) -> int:
+    from roofscope.monitor.follow import FollowSource
+    from roofscope.monitor.recorder import check_interval
+
+    check_interval(args.interval)
+    if args.follow:
+        source: GpuSource = FollowSource(list(args.follow))
+    else:
+        from roofscope.monitor.nvml import NvmlSource
+
+        source = NvmlSource()  # fails here, with the one-line message, before any screen
+    if args.once:
+        return _once(source, args.format)
+    from roofscope.tui.app import ascii_terminal
+    from roofscope.tui.monitor_app import MonitorApp
+
+    MonitorApp(
+        lambda: source, interval=args.interval, ascii_only=args.ascii or ascii_terminal()
+    ).run()
+    return 0
+
+
+def _once(source: GpuSource, fmt: str) -> int:
+    import time
+
+    from rich.console import Console
+
+    from roofscope.output.gpu import render_reading
+
+    try:
+        reading = source.read()
+        if source.live:  # GPM activities are rates: a second sample 0.2 s later has them
+            time.sleep(0.2)
+            reading = source.read()
+    finally:
+        source.close()
+    if not reading.samples and not source.live:
+        raise RoofscopeError(
+            "no samples in the followed recordings", hint="check the pattern; quote it"
+        )
+    sys.stdout.write(render_reading(reading, fmt, Console(soft_wrap=False)))
+    return 0
+
+
+def _record(args: argparse.Namespace) -> int:
+    if args.summary:
+        return _record_summary(args)
+    from roofscope.monitor.nvml import NvmlSource
+    from roofscope.monitor.recorder import check_interval, record, stop_on_signals
+
+    check_interval(args.interval)
+    if args.duration is not None and args.duration <= 0:
+        raise RoofscopeError("--duration needs a positive number of seconds")
+    if args.flush <= 0 or args.rotate <= 0:
+        raise RoofscopeError("--flush and --rotate need positive seconds")
+    source = NvmlSource()
+    stop = stop_on_signals()
+    print(
+        f"roofscope: recording {len(source.handles)} GPU(s) on {source.host} every "
+        f"{args.interval:g} s to {args.out} (Ctrl+C or SIGTERM stops)",
+        file=sys.stderr,
+    )
+    try:
+        result = record(
+            source,
+            Path(args.out),
+            interval=args.interval,
+            duration=args.duration,
+            flush_s=args.flush,
+            rotate_s=args.rotate,
+            stop=stop,
+        )
+    finally:
+        source.close()
+    print(
+        f"roofscope: {result.samples} samples in {result.seconds:.1f} s "
+        f"({result.skipped} ticks skipped) → {result.path}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _record_summary(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from roofscope.analysis.recording import summarise
+    from roofscope.api import load
+    from roofscope.monitor.recording import is_recording
+    from roofscope.output.gpu import render_summary
+
+    for path in args.summary:
+        if not Path(path).exists():
+            raise RoofscopeError("no such file", path=path, hint="check the path")
+        if not is_recording(Path(path)):
+            raise RoofscopeError(
+                "not a roofscope recording",
+                path=path,
+                hint="recordings are written by roofscope record --out FILE.parquet",
+            )
+    session = load(*args.summary)
+    try:
+        summaries = [g.to_dict() for g in summarise(session.con)]
+    finally:
+        session.close()
+    sys.stdout.write(render_summary(summaries, args.format, Console(soft_wrap=False)))
+    return 0
+
+
+COMMANDS = {"open": _open, "report": _report, "monitor": _monitor, "record": _record}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -148,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        return _open(args) if args.command == "open" else _report(args)
+        return COMMANDS[args.command](args)
     except RoofscopeError as exc:
         print(exc.one_line(), file=sys.stderr)
         return 2

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import duckdb
 
@@ -40,3 +42,15 @@ def one(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence | None = None
 def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence | None = None) -> object:
     row = one(con, sql, params)
     return row[0] if row else None
+
+
+@contextlib.contextmanager
+def scanned(con: duckdb.DuckDBPyConnection, **tables: Any) -> Iterator[None]:
+    """Arrow tables visible to SQL under these names for the duration of the block."""
+    for name, table in tables.items():
+        con.register(name, table)
+    try:
+        yield
+    finally:
+        for name in tables:
+            con.unregister(name)

@@ -23,6 +23,8 @@ Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
 * ``raw_r{N}`` (raw page: every column as text) or ``det_r{N}(launch_id, section, metric, label,
   unit, value)`` (details/summary page) — every value as exported, for drill-down.
 * ``warnings(report_id, message)`` — what was skipped or assumed while loading.
+* ``gpu_samples(report_id, ts, host, gpu, …)`` — GPU recordings of ``roofscope record``, one row
+  per GPU per sample (columns of :mod:`roofscope.monitor.recording`; ``ts`` in epoch seconds).
 """
 
 from __future__ import annotations
@@ -46,9 +48,11 @@ from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
 from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.nsys_tables import SCHEMA as TIMELINE_SCHEMA
+from roofscope.ingest.recording import SCHEMA as RECORDING_SCHEMA
+from roofscope.monitor.recording import is_recording, parts
 from roofscope.sqlutil import insert_rows
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 BUILD_MEMORY_LIMIT = "1GB"
 BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
 
@@ -67,6 +71,7 @@ CREATE TABLE catalogue (report_id INTEGER, metric VARCHAR, label VARCHAR, sectio
 CREATE TABLE warnings (report_id INTEGER, message VARCHAR);
 """
     + TIMELINE_SCHEMA
+    + RECORDING_SCHEMA
 )
 
 
@@ -91,7 +96,9 @@ def input_identity(paths: list[Path]) -> list[dict[str, object]]:
     """What makes a cache valid: resolved path, size and modification time of each input."""
     out = []
     for p in paths:
-        files = sorted(p.iterdir()) if p.is_dir() else [p]  # an nsys parquetdir
+        files = [p]
+        if p.is_dir():  # an nsys parquetdir, or a recording (only its complete parts)
+            files = parts(p) if is_recording(p) else sorted(p.iterdir())
         stats = [f.stat() for f in files]
         out.append(
             {
@@ -121,11 +128,12 @@ def _check_inputs(paths: list[Path]) -> None:
     for p in paths:
         if not p.exists():
             raise RoofscopeError("no such file", path=str(p), hint="check the path")
-        if p.is_dir() and not is_parquet_dir(p):
+        if p.is_dir() and not is_parquet_dir(p) and not is_recording(p):
             raise RoofscopeError(
                 "is a directory, not an export",
                 path=str(p),
-                hint="a directory must be an nsys parquetdir export (*.parquet tables)",
+                hint="a directory must be an nsys parquetdir export (*.parquet tables) or a "
+                "recording of roofscope record",
             )
 
 

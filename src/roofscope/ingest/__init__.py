@@ -1,8 +1,9 @@
 """Readers for profiler exports; each writes the canonical tables described in store.py.
 
 The format is decided by content: an SQLite file is an nsys export, a folder of Parquet tables
-an nsys parquetdir, ``.nsys-rep``/``.ncu-rep`` binaries go through the user's own nsys/ncu, and
-a CSV is an nsys stats table or an ncu page depending on its header.
+an nsys parquetdir (or a GPU recording, when roofscope wrote it), ``.nsys-rep``/``.ncu-rep``
+binaries go through the user's own nsys/ncu, and a CSV is an nsys stats table or an ncu
+page depending on its header.
 """
 
 from __future__ import annotations
@@ -17,11 +18,15 @@ from roofscope.ingest.nsys_export import ingest_nsys_parquet, ingest_nsys_sqlite
 from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.nsys_rep import converted_sqlite, is_nsys_rep
 from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
+from roofscope.ingest.recording import ingest_recording
 from roofscope.ingest.report_info import ReportInfo
+from roofscope.monitor.recording import is_recording
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     """Load one export, converting binary reports with the profiler that wrote them."""
+    if is_recording(path):  # before parquetdir: a recording is a folder of Parquet too
+        return ingest_recording(con, path, report_id)
     if path.is_dir() and is_parquet_dir(path):
         return ingest_nsys_parquet(con, path, report_id)
     if is_sqlite(path):

@@ -13,11 +13,9 @@ SQLite kernel rows are read in chunks of plain integers (names stay ids until Du
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -27,7 +25,7 @@ import pyarrow as pa
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.nsys_tables import MEMCPY_KINDS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
-from roofscope.sqlutil import quote_ident
+from roofscope.sqlutil import quote_ident, scanned
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
@@ -73,18 +71,6 @@ class Export(Protocol):
     def arrow(self, sql: str, schema_: pa.Schema) -> pa.Table: ...
 
     def fetchall(self, sql: str) -> list[tuple]: ...
-
-
-@contextlib.contextmanager
-def _scanned(con: duckdb.DuckDBPyConnection, **tables: pa.Table) -> Iterator[None]:
-    """Arrow tables visible to SQL under these names for the duration of the block."""
-    for name, table in tables.items():
-        con.register(name, table)
-    try:
-        yield
-    finally:
-        for name in tables:
-            con.unregister(name)
 
 
 def has(export: Export, table: str, *columns: str) -> bool:
@@ -191,7 +177,7 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
     strings = export.arrow(
         "SELECT id, value FROM StringIds", pa.schema([("id", pa.int64()), ("value", pa.string())])
     )
-    with _scanned(con, nsys_strings=strings):
+    with scanned(con, nsys_strings=strings):
         con.execute("CREATE OR REPLACE TEMP TABLE nsys_str AS SELECT * FROM nsys_strings")
     create_staging(con)
     if has(export, KERNEL, "start", "end"):
@@ -242,7 +228,7 @@ def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> None:
     sql = f"SELECT {', '.join(f[2] for f in fields)} FROM {KERNEL}"
     table = export.arrow(sql, pa.schema([(f[0], f[1]) for f in fields]))
     sizes = "k.grid_size, k.block_size" if detail else "NULL, NULL"
-    with _scanned(con, nsys_kernels=table):
+    with scanned(con, nsys_kernels=table):
         con.execute(
             f"INSERT INTO stg_kernels SELECT k.source_row, k.start_ns, k.end_ns, k.device, "
             f"k.stream, coalesce(s.value, '(unnamed)'), NULL, {sizes}, 1, "
@@ -272,7 +258,7 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
     if not ranges:
         return None
     table = pa.table([list(column) for column in zip(*ranges, strict=True)], schema=_RANGES)
-    with _scanned(con, nsys_ranges=table):
+    with scanned(con, nsys_ranges=table):
         con.execute(f"INSERT INTO nvtx_ranges SELECT {int(report_id)}, * FROM nsys_ranges")
     if not has(export, KERNEL, "correlationId") or not has(
         export, RUNTIME, "correlationId", "globalTid", "start"
@@ -288,7 +274,7 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
         f"ON r.correlationId = k.correlationId{same_process}",
         pa.schema([("source_row", pa.int64()), ("tid", pa.int64()), ("t", pa.int64())]),
     )
-    with _scanned(con, nsys_calls=calls, nsys_segments=_segments(ranges)):
+    with scanned(con, nsys_calls=calls, nsys_segments=_segments(ranges)):
         con.execute(
             "CREATE OR REPLACE TEMP TABLE nsys_attr AS SELECT c.source_row, s.inner, s.outer "
             "FROM nsys_calls c ASOF JOIN nsys_segments s ON c.tid = s.tid "
@@ -362,7 +348,7 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> N
     )
     names = pa.table({"id": [*labels, -1], "label": [*labels.values(), "memset"]})
     for sql in parts:
-        with _scanned(con, nsys_memops=export.arrow(sql, fields), nsys_labels=names):
+        with scanned(con, nsys_memops=export.arrow(sql, fields), nsys_labels=names):
             con.execute(
                 f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
                 f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
@@ -394,7 +380,7 @@ def _gpu_metrics(con: duckdb.DuckDBPyConnection, export: Export, report_id: int)
             ]
         ),
     )
-    with _scanned(con, nsys_metrics=table):
+    with scanned(con, nsys_metrics=table):
         con.execute(
             f"INSERT INTO gpu_metrics SELECT {int(report_id)}, coalesce(nullif(type_name, ''), "
             f"'GPU metrics ' || dense_rank() OVER (ORDER BY type_id)), metric, ts_ns, value "

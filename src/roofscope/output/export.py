@@ -3,25 +3,32 @@
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Sequence
 from pathlib import Path
 
 from roofscope.errors import RoofscopeError
 
 
+def table_text(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> str:
+    """A table as ``md`` (Markdown) or ``csv`` text."""
+    if fmt == "md":
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+        return "\n".join(lines) + "\n"
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
 def write_table(path: str | Path, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Path:
     """``.md`` writes a Markdown table, anything else CSV."""
     target = Path(path).expanduser()
+    fmt = "md" if target.suffix.lower() == ".md" else "csv"
     try:
-        if target.suffix.lower() == ".md":
-            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
-            target.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        else:
-            with target.open("w", newline="", encoding="utf-8") as fh:
-                writer = csv.writer(fh)
-                writer.writerow(header)
-                writer.writerows(rows)
+        target.write_text(table_text(header, rows, fmt), encoding="utf-8", newline="")
     except OSError as exc:
         raise RoofscopeError(f"cannot write {target} ({exc.strerror})", path=str(target)) from exc
     return target

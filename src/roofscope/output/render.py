@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofscope.analysis.summary import flat_row
+from roofscope.output.gpu import render_summary
 from roofscope.output.units import pct, ratio_pct, si
 
 FORMATS = ("table", "json", "csv", "md")
@@ -47,6 +48,9 @@ def to_csv(doc: dict[str, Any]) -> str:
     """One CSV: a ``report`` column, then the flattened rows of every report."""
     rows = []
     for report in doc["reports"]:
+        if report.get("recording") is not None:
+            rows += [{"report": report["path"], **_clean(g)} for g in report["recording"]]
+            continue
         for row in report[_rows_key(report)]:
             rows.append({"report": report["path"], **flat_row(_clean(row))})
     buf = io.StringIO()
@@ -124,6 +128,9 @@ def to_markdown(doc: dict[str, Any]) -> str:
     for report in doc["reports"]:
         gpu = report["gpu"]
         out.append(f"### roofscope: `{report['path']}`\n")
+        if report.get("recording") is not None:
+            out.append("GPU recording\n\n" + render_summary(report["recording"], "md"))
+            continue
         out.append(
             f"GPU **{gpu['name'] or 'unknown'}** (CC {gpu['cc'] or '?'}) · "
             f"{report['launches']:,} launches of {report['kernels']:,} kernels · "
@@ -274,6 +281,10 @@ def _histogram_table(report: dict[str, Any]) -> Table:
 
 def to_table(doc: dict[str, Any], console: Console) -> None:
     for report in doc["reports"]:
+        if report.get("recording") is not None:
+            console.print(Text(f"{report['path']}: GPU recording", style="bold"))
+            render_summary(report["recording"], "table", console)
+            continue
         roofs: Any = (
             _ceilings_table(report)
             if report["ceilings"]

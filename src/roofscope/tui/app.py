@@ -27,10 +27,12 @@ from roofscope.analysis.timeline import Window
 from roofscope.api import AXES, Session, load
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule
+from roofscope.monitor.source import GpuSource
 from roofscope.output.export import write_table, write_text
 from roofscope.tui.panes.detail import DetailPane
 from roofscope.tui.panes.efficiency import EfficiencyPane
 from roofscope.tui.panes.kernels import KernelsPane
+from roofscope.tui.panes.monitor import MonitorPane
 from roofscope.tui.panes.roofline import ROOFS, RooflinePane
 from roofscope.tui.panes.timeline import TimelinePane
 from roofscope.tui.screens.modals import ExportScreen, HelpScreen, RuleEditor
@@ -40,12 +42,13 @@ PANES = (
     ("roofline", "Roofline"),
     ("efficiency", "Efficiency"),
     ("detail", "Detail"),
+    ("monitor", "Monitor"),
     ("timeline", "Timeline"),
 )
 
 HELP = """[b]roofscope[/b] — keys
 
-  1 2 3 4 8    Kernels · Roofline · Efficiency · Detail · Timeline (nsys)
+  1 2 3 4 5 8  Kernels · Roofline · Efficiency · Detail · Monitor (GPUs) · Timeline (nsys)
   Enter        drill down (group → launches → detail; efficiency bin → its kernels)
   Escape       back (launches → groups; clear the filter)
   /            filter by regex (Kernels), search metrics (Detail)
@@ -54,6 +57,7 @@ HELP = """[b]roofscope[/b] — keys
   l  t         Roofline: AI at DRAM/L2/L1 · groups or the longest launches
   n            Kernels: group by name rules / innermost / outermost NVTX range (nsys)
   + - ← → 0    Timeline: zoom, pan, whole run · d device · f or Enter: filter Kernels
+  f s + - ← →  Monitor: sample faster/slower, zoom, scroll back · Home start · End live
   .            next report (when several are open)
   e            export what the pane shows (.csv/.md tables, .txt charts)
   Ctrl+P       command palette: panes, jump to a group, toggle roofs
@@ -152,6 +156,7 @@ class RoofscopeApp(App[None]):
         Binding("2", "show_pane('roofline')", "Roofline", id="pane.roofline"),
         Binding("3", "show_pane('efficiency')", "Efficiency", id="pane.efficiency"),
         Binding("4", "show_pane('detail')", "Detail", id="pane.detail"),
+        Binding("5", "show_pane('monitor')", "Monitor", id="pane.monitor"),
         Binding("8", "show_pane('timeline')", "Timeline", id="pane.timeline"),
         Binding("e", "export", "Export", id="export"),
         Binding("full_stop", "next_report", "Next report", show=False),
@@ -223,14 +228,29 @@ class RoofscopeApp(App[None]):
             EfficiencyPane(id="efficiency"),
             DetailPane(id="detail"),
             TimelinePane(id="timeline"),
+            MonitorPane(
+                self._monitor_source, autostart=False, ascii_only=self.ascii_only, id="monitor"
+            ),
             initial="kernels",
         )
         self.mount(switcher, before=self.query_one(Footer))
         self.call_after_refresh(self._painted)
 
+    def _monitor_source(self) -> GpuSource:
+        """Recordings opened in this session, else this machine's GPUs through NVML."""
+        stored = self.session.recording_source()
+        if stored is not None:
+            return stored
+        from roofscope.monitor.nvml import NvmlSource
+
+        return NvmlSource()
+
     def _painted(self) -> None:
         self.first_paint_s = time.perf_counter() - self.started
-        self.query_one("#groups").focus()
+        if all(r.is_recording for r in self.session.reports):
+            self.action_show_pane("monitor")  # nothing to show in the kernel panes
+        else:
+            self.query_one("#groups").focus()
 
     # -- shared state ----------------------------------------------------------------------
     def report_label(self) -> str:
@@ -328,7 +348,10 @@ class RoofscopeApp(App[None]):
         pane = self.query_one(f"#{key}")
         focusable = [w for w in pane.query("*") if w.focusable and w.display]
         (focusable[0] if focusable else pane).focus()
-        if key in self.stale:
+        if key == "monitor":
+            pane.start()  # type: ignore[attr-defined]
+            pane.redraw()  # type: ignore[attr-defined]
+        elif key in self.stale:
             self._refresh_pane(key)
         elif key == "roofline":
             pane.redraw()  # type: ignore[attr-defined]

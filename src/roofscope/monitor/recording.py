@@ -1,0 +1,205 @@
+"""The recording format: a folder of Parquet parts, one row per GPU per sample.
+
+``roofscope record --out node01.parquet`` makes ``node01.parquet/part-000001.parquet`` … (the
+layout Spark uses, which DuckDB, pandas and pyarrow read as one table). The part being written is
+rewritten whole into a temporary file and renamed over the old one at every flush, so a reader
+— a follower on the login node, or anyone after a crash — only ever sees complete files; at most
+the samples since the last flush are lost. A part is closed after ``rotate_s`` and the next one
+begins, which bounds the rewrite cost. Recording again into the same folder appends parts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import fields
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from roofscope.errors import RoofscopeError
+from roofscope.monitor.sample import GpuSample, ProcessInfo, Reading
+
+MARKER = b"roofscope.recording"
+FORMAT_VERSION = b"1"
+PART = re.compile(r"^part-(\d{6})\.parquet$")
+
+_PROCESS = pa.struct([("pid", pa.int64()), ("name", pa.string()), ("mem_bytes", pa.int64())])
+_TYPES = {
+    "ts": pa.timestamp("us", tz="UTC"),
+    "host": pa.string(),
+    "gpu": pa.int16(),
+    "name": pa.string(),
+    "uuid": pa.string(),
+    "throttle": pa.string(),
+    "mig_mode": pa.bool_(),
+    "mig": pa.string(),
+    "gpm_status": pa.string(),
+}
+SAMPLE_FIELDS = [f.name for f in fields(GpuSample)]
+SCHEMA = pa.schema(
+    [(name, _TYPES.get(name, pa.float64())) for name in SAMPLE_FIELDS]
+    + [("processes", pa.list_(_PROCESS))],
+    metadata={MARKER: FORMAT_VERSION},
+)
+
+
+def to_table(rows: list[tuple[GpuSample, list[ProcessInfo]]]) -> pa.Table:
+    columns: dict[str, list] = {name: [] for name in SCHEMA.names}
+    for sample, processes in rows:
+        for name in SAMPLE_FIELDS:
+            value = getattr(sample, name)
+            columns[name].append(int(value * 1e6) if name == "ts" else value)
+        columns["processes"].append(
+            [{"pid": p.pid, "name": p.name, "mem_bytes": p.mem_bytes} for p in processes]
+        )
+    arrays = [
+        pa.array(columns["ts"], pa.int64()).cast(SCHEMA.field("ts").type)
+        if name == "ts"
+        else pa.array(columns[name], SCHEMA.field(name).type)
+        for name in SCHEMA.names
+    ]
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def from_table(table: pa.Table) -> Reading:
+    """Rows back to samples; the processes are those of each GPU's newest row."""
+    reading = Reading()
+    wanted = [n for n in SAMPLE_FIELDS if n in table.column_names]
+    ts = table.column("ts").cast(pa.int64()).to_pylist()
+    cols = {n: table.column(n).to_pylist() for n in wanted if n != "ts"}
+    procs = table.column("processes").to_pylist() if "processes" in table.column_names else None
+    newest: dict[tuple[str, int], int] = {}
+    for i in range(table.num_rows):
+        kwargs = {n: cols[n][i] for n in cols}
+        sample = GpuSample(ts=ts[i] / 1e6, **kwargs)
+        reading.samples.append(sample)
+        if sample.key not in newest or sample.ts >= reading.samples[newest[sample.key]].ts:
+            newest[sample.key] = i
+    if procs is not None:
+        for i in newest.values():
+            s = reading.samples[i]
+            for p in procs[i] or []:
+                reading.processes.append(
+                    ProcessInfo(s.gpu, p["pid"], p["name"], p["mem_bytes"], s.host)
+                )
+    return reading
+
+
+def parts(path: Path) -> list[Path]:
+    """The complete parts of a recording, oldest first (a single Parquet file is its own)."""
+    if path.is_dir():
+        return sorted(p for p in path.iterdir() if PART.match(p.name))
+    return [path]
+
+
+def is_recording(path: Path) -> bool:
+    """A recording folder (``part-*.parquet`` inside) or a Parquet file written by roofscope."""
+    found = parts(path)
+    if not found or not found[0].is_file():
+        return False
+    try:
+        with found[0].open("rb") as fh:
+            if fh.read(4) != b"PAR1":
+                return False
+        metadata = pq.read_schema(found[0]).metadata or {}
+    except (OSError, pa.ArrowException):
+        return False
+    return MARKER in metadata
+
+
+def read_recording(path: Path) -> pa.Table:
+    """All parts as one table in time order. Raises RoofscopeError for what is not one."""
+    if not path.exists():
+        raise RoofscopeError("no such file", path=str(path), hint="check the path")
+    if not is_recording(path):
+        raise RoofscopeError(
+            "not a roofscope recording",
+            path=str(path),
+            hint="recordings are written by roofscope record --out FILE.parquet",
+        )
+    tables = []
+    for part in parts(path):
+        try:
+            tables.append(pq.read_table(part))
+        except (OSError, pa.ArrowException) as exc:
+            raise RoofscopeError(
+                f"unreadable recording part {part.name} ({exc})",
+                path=str(path),
+                hint="delete that part; the others are complete",
+            ) from exc
+    table = pa.concat_tables(tables, promote_options="default") if tables else SCHEMA.empty_table()
+    return table.sort_by([("ts", "ascending"), ("gpu", "ascending")])
+
+
+class RecordingWriter:
+    """Appends samples to a recording folder; see the module docstring for the guarantees."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        if path.exists() and not path.is_dir():
+            raise RoofscopeError(
+                "exists and is not a recording folder",
+                path=str(path),
+                hint="choose another --out; recordings are folders of Parquet parts",
+            )
+        if path.is_dir() and any(path.iterdir()) and not parts(path):
+            raise RoofscopeError(
+                "is a folder that is not a recording",
+                path=str(path),
+                hint="choose a new or empty --out",
+            )
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise RoofscopeError(
+                f"cannot create the recording folder ({exc.strerror})",
+                path=str(path),
+                hint="check the directory exists and is writable",
+            ) from exc
+        existing = [int(m.group(1)) for p in parts(path) if (m := PART.match(p.name))]
+        self.part_number = max(existing, default=0) + 1
+        self.rows: list[tuple[GpuSample, list[ProcessInfo]]] = []
+        self.rows_written = 0
+        umask = os.umask(0)
+        os.umask(umask)
+        self.mode = 0o666 & ~umask
+
+    @property
+    def current_part(self) -> Path:
+        return self.path / f"part-{self.part_number:06d}.parquet"
+
+    def add(self, reading: Reading) -> None:
+        by_gpu: dict[tuple[str, int], list[ProcessInfo]] = {}
+        for p in reading.processes:
+            by_gpu.setdefault(("", p.gpu), []).append(p)
+        for s in reading.samples:
+            self.rows.append((s, by_gpu.get(("", s.gpu), [])))
+
+    def flush(self) -> None:
+        """Rewrite the current part with every row it holds: atomically, never half a file."""
+        if not self.rows or self.rows_written == len(self.rows):
+            return
+        table = to_table(self.rows)
+        fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=self.path)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pq.write_table(table, fh, compression="zstd")
+                fh.flush()
+                os.fsync(fh.fileno())  # the rename below must never expose unwritten blocks
+            os.chmod(tmp, self.mode)  # mkstemp makes 0600; a follower may be another account
+            os.replace(tmp, self.current_part)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self.rows_written = len(self.rows)
+
+    def rotate(self) -> None:
+        """Close the current part; the next flush starts a new one."""
+        self.flush()
+        if self.rows:
+            self.part_number += 1
+            self.rows = []
+            self.rows_written = 0

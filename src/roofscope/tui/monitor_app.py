@@ -1,0 +1,60 @@
+"""``roofscope monitor``: the Monitor pane on its own, for a training node or a login node
+following recordings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer
+
+from roofscope.monitor.source import GpuSource
+from roofscope.tui.panes.monitor import MonitorPane
+from roofscope.tui.screens.modals import HelpScreen
+
+HELP = """[b]roofscope monitor[/b] — keys
+
+  f  s (or ] [)  sample faster / slower: 0.1 s to 10 s (live NVML only)
+  + -            zoom the history: seconds per sparkline column
+  ← →            scroll back / forward in the session's history
+  Home  End      the session's start · back to live
+  ?              this help          q  quit
+
+GPU util is the fraction of time any kernel ran (nvidia-smi's GPU-Util), not how busy the SMs
+were: on Hopper and later the GPM rows (SM active, tensor, DRAM bw, FP32/16/64) say that.
+History is kept for the whole session: recent samples as taken, older ones averaged in pairs.
+"""
+
+
+class MonitorApp(App[None]):
+    TITLE = "roofscope monitor"
+    CSS = "*:focus { border: none; }"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(
+        self,
+        source_factory: Callable[[], GpuSource],
+        *,
+        interval: float = 1.0,
+        ascii_only: bool = False,
+        **pane_options: Any,
+    ):
+        super().__init__()
+        self.pane = MonitorPane(
+            source_factory, interval=interval, ascii_only=ascii_only, id="monitor", **pane_options
+        )
+
+    def compose(self) -> ComposeResult:
+        yield self.pane
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.pane.focus()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(HELP))
