@@ -304,3 +304,12 @@ def test_summary_numbers_are_finite_on_the_device_recording():
     result = cli("report", str(H100_RECORDING), "--format", "json")
     (g,) = json.loads(result.stdout)["reports"][0]["recording"]
     assert all(math.isfinite(g[k]) for k in ("util_gpu", "power_w", "energy_j", "low_util_s"))
+
+
+def test_timer_jitter_leaves_no_holes_in_a_sparkline():
+    h = SeriesHistory(keys=("a",))
+    for t in (0.1, 0.9, 2.1, 3.05, 3.95, 5.1):  # 1 Hz, late and early: column 1 gets none
+        h.add(t, [1.0])
+    assert h.window("a", 6.0, 1.0, 6) == [1.0] * 6
+    h.add(9.5, [2.0])  # a real pause of several columns stays empty
+    assert h.window("a", 10.0, 1.0, 10)[6:9] == [None, None, None]

@@ -178,3 +178,15 @@ async def test_pane_5_without_nvml_says_why_in_one_line():
         from roofscope.monitor.nvml import NvmlSource
 
         NvmlSource()
+
+
+async def test_open_starts_on_the_profile_when_a_recording_comes_first():
+    app = RoofscopeApp(
+        [str(SAMPLES / "h100_matmul.parquet"), str(SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv")]
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        for _ in range(10):
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        assert app.report == 1
+        assert screen_text(app).startswith("gemm4096_bf16_h100.ncu-raw.csv [2/2]")

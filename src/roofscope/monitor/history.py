@@ -137,7 +137,13 @@ class SeriesHistory:
                 for c in range(max(0, first), min(columns - 1, last) + 1):
                     sums[c] += v
                     counts[c] += 1
-        return [s / n if n else None for s, n in zip(sums, counts, strict=True)]
+        out = [s / n if n else None for s, n in zip(sums, counts, strict=True)]
+        # A lone empty column between two sampled ones is timer jitter (two samples fell in
+        # its neighbour), not a pause: show the value before it instead of a hole.
+        for c in range(1, columns - 1):
+            if out[c] is None and out[c - 1] is not None and counts[c + 1]:
+                out[c] = out[c - 1]
+        return out
 
     def has(self, key: str) -> bool:
         """Whether ``key`` was ever measured (GPM series stay empty on older GPUs)."""

@@ -222,6 +222,9 @@ class RoofscopeApp(App[None]):
 
     def _mount_panes(self) -> None:
         self.query_one("#loading").remove()
+        # Start on a report with kernels; a GPU recording opened beside it lives in pane 5.
+        reports = self.session.reports
+        self.report = next((i for i, r in enumerate(reports) if not r.is_recording), 0)
         switcher = ContentSwitcher(
             KernelsPane(id="kernels"),
             RooflinePane(id="roofline"),
