@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from roofscope.monitor.recording import from_table, is_recording, parts
@@ -33,6 +34,7 @@ class FollowSource:
         self.clock = clock
         self.label = "following " + " ".join(Path(p).name for p in patterns)
         self._seen: dict[Path, tuple[int, int]] = {}  # part → (size, mtime_ns) last read
+        self._part_newest: dict[Path, pa.Scalar] = {}  # part → newest ts taken from it
         self._last: dict[tuple[str, int], GpuSample] = {}
         self._previous_ts: dict[tuple[str, int], float] = {}
 
@@ -62,7 +64,12 @@ class FollowSource:
                 except (OSError, pa.ArrowException):
                     continue  # renamed over while opening: read it on the next tick
                 self._seen[part] = identity
-                self._take(from_table(table), reading)
+                newest = self._part_newest.get(part)
+                if newest is not None:  # a rewritten part: only its new rows become samples
+                    table = table.filter(pc.greater(table["ts"], newest))
+                if table.num_rows:
+                    self._part_newest[part] = pc.max(table["ts"])
+                    self._take(from_table(table), reading)
         reading.samples.sort(key=lambda s: (s.ts, s.host, s.gpu))
         if not recordings:
             reading.notes.append(f"no recordings match {' '.join(self.patterns)} yet")
@@ -95,6 +102,7 @@ class FollowSource:
 
     def close(self) -> None:
         self._seen.clear()
+        self._part_newest.clear()
 
 
 def _age(seconds: float) -> str:

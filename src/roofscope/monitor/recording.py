@@ -161,8 +161,8 @@ class RecordingWriter:
             ) from exc
         existing = [int(m.group(1)) for p in parts(path) if (m := PART.match(p.name))]
         self.part_number = max(existing, default=0) + 1
-        self.rows: list[tuple[GpuSample, list[ProcessInfo]]] = []
-        self.rows_written = 0
+        self.pending: list[tuple[GpuSample, list[ProcessInfo]]] = []
+        self.flushed: list[pa.Table] = []  # the current part so far, converted once each
         umask = os.umask(0)
         os.umask(umask)
         self.mode = 0o666 & ~umask
@@ -176,13 +176,15 @@ class RecordingWriter:
         for p in reading.processes:
             by_gpu.setdefault(("", p.gpu), []).append(p)
         for s in reading.samples:
-            self.rows.append((s, by_gpu.get(("", s.gpu), [])))
+            self.pending.append((s, by_gpu.get(("", s.gpu), [])))
 
     def flush(self) -> None:
         """Rewrite the current part with every row it holds: atomically, never half a file."""
-        if not self.rows or self.rows_written == len(self.rows):
+        if not self.pending:
             return
-        table = to_table(self.rows)
+        self.flushed.append(to_table(self.pending))
+        self.pending = []
+        table = pa.concat_tables(self.flushed)
         fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=self.path)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -194,12 +196,10 @@ class RecordingWriter:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        self.rows_written = len(self.rows)
 
     def rotate(self) -> None:
         """Close the current part; the next flush starts a new one."""
         self.flush()
-        if self.rows:
+        if self.flushed:
             self.part_number += 1
-            self.rows = []
-            self.rows_written = 0
+            self.flushed = []
