@@ -14,7 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from roofscope.analysis import browse, detail, efficiency, join, summary, timeline
+from roofscope.analysis import (
+    browse,
+    compare,
+    cost,
+    detail,
+    efficiency,
+    join,
+    mig,
+    scaling,
+    summary,
+    timeline,
+)
 from roofscope.analysis.recording import StoredRecordingSource, summarise
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule, default_rules
@@ -365,10 +376,156 @@ class Session:
             out.append(entry)
         return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": self.warnings}
 
+    # -- comparing ------------------------------------------------------------------------
+    def diff(self, before: int = 0, after: int = 1, by: str = "group") -> compare.Diff:
+        """``after`` against ``before``, row by row (groups, kernels or launches)."""
+        if by not in summary.KEYS:
+            raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
+        for i in (before, after):
+            if self.reports[i].is_recording:
+                raise RoofscopeError(
+                    "is a GPU recording, not a kernel profile",
+                    path=self.reports[i].path,
+                    hint="diff compares ncu or nsys exports; roofscope record --summary "
+                    "summarises recordings",
+                )
+        a, b = self.reports[before], self.reports[after]
+        with self.lock:
+            ka = compare.kernel_infos(self.con, a.report_id)
+            kb = compare.kernel_infos(self.con, b.report_id)
+            rows_a, rows_b = self.rows(by, before), self.rows(by, after)
+        if by == "group":
+            rows, match = compare.diff_groups(rows_a, rows_b, ka, kb)
+        else:
+            match = compare.match_kernels(ka, kb)
+            pair = compare.diff_kernels if by == "kernel" else compare.diff_launches
+            rows = pair(rows_a, rows_b, match)
+        heads = [self._head(i) for i in (before, after)]
+        totals = [
+            compare.Totals(h["time_s"], h["flops_total"], h["launches"], h["kernels"])
+            for h in heads
+        ]
+        return compare.Diff(
+            by,
+            heads[0],
+            heads[1],
+            compare.total_change(*totals),
+            rows,
+            match,
+            _diff_warnings(a, b),
+        )
+
+    def scaling(self, settings: dict[int, scaling.Setting] | None = None) -> dict[str, Any]:
+        """Time per sample, throughput, FLOP/s and efficiency per report (setting); settings
+        not given are read from the file names."""
+        rows = []
+        for i, r in enumerate(self.reports):
+            if r.is_recording:
+                continue
+            setting = (settings or {}).get(i) or scaling.infer_setting(r.path)
+            totals = self.totals(i)
+            flops, eff, roof = scaling.step_numbers(self.rows("group", i), totals, r.ceilings)
+            rows.append(
+                scaling.ScalingRow(r.path, r.gpu_name, setting, totals["time_s"], flops, eff, roof)
+            )
+        rows = scaling.relate(rows)
+        warnings = [
+            f"{Path(r.path).name}: batch size unknown, so no per-sample numbers (name the file "
+            "…_b64… or pass --batch)"
+            for r in rows
+            if r.setting.batch is None
+        ]
+        if any(not r.setting.sources.get("steps") for r in rows):
+            warnings.append(
+                "each report is taken as one profiled step (--steps N when a report holds more)"
+            )
+        if any(not r.is_nsys for r in self.reports if not r.is_recording):
+            warnings.append(
+                "ncu times are kernels replayed one at a time with locked clocks: no launch gaps, "
+                "so time per sample is a lower bound of the real step (an nsys export has it)"
+            )
+        return {
+            "varying": scaling.varying(rows),
+            "rows": [r.to_dict() for r in rows],
+            "warnings": warnings,
+        }
+
+    def cost(
+        self,
+        table: cost.PriceTable,
+        run_steps: int | None = None,
+        epochs: float | None = None,
+        samples: int | None = None,
+        settings: dict[int, scaling.Setting] | None = None,
+    ) -> dict[str, Any]:
+        """What a run of ``run_steps`` (or ``epochs`` × ``samples``) costs on each report's GPU
+        at the table's prices; GPUs without a price get no cost and a warning."""
+        doc = self.scaling(settings)
+        rows = cost.estimate(doc["rows"], table, run_steps, epochs, samples)
+        warnings = list(doc["warnings"])
+        missing = sorted({r.gpu or "?" for r in rows if r.price is None})
+        if missing:
+            warnings.append(
+                f"no price for {', '.join(missing)}: add a [[price]] entry "
+                "(roofscope cost --example-prices shows the format)"
+            )
+        return {
+            "schema_version": JSON_SCHEMA_VERSION,
+            "run": {"steps": run_steps, "epochs": epochs, "samples": samples},
+            "prices": {"origin": table.origin, "examples_only": table.examples_only},
+            "rows": [r.to_dict() for r in rows],
+            "warnings": warnings,
+        }
+
+    def gpu_keys(self) -> list[str]:
+        """Spec-table keys of the reports' GPUs."""
+        return sorted({r.spec.key for r in self.reports if r.spec and not r.is_recording})
+
+    def _head(self, report: int) -> dict[str, Any]:
+        r = self.reports[report]
+        t = self.totals(report)
+        known = [v for v in t["flops"].values() if v is not None]
+        flops = sum(known) if known else None
+        return {
+            "path": r.path,
+            "format": r.layout,
+            "gpu": r.gpu_name,
+            "spec": r.spec.key if r.spec else None,
+            "launches": t["launches"],
+            "kernels": t["kernels"],
+            "time_s": t["time_s"],
+            "flops_total": flops,
+            "flop_per_s": flops / t["time_s"] if flops is not None and t["time_s"] else None,
+        }
+
     def recording_summary(self, report: int) -> list[dict[str, Any]]:
         """Per-GPU averages, energy and low-utilisation time of a GPU recording."""
         with self.lock:
             return [g.to_dict() for g in summarise(self.con, self.reports[report].report_id)]
+
+    def mig_advice(
+        self, gpu: GpuSpec | None = None, tolerance: float = mig.SLOWDOWN_TOLERANCE
+    ) -> list[dict[str, Any]]:
+        """A MIG slice suggestion per recorded GPU (``gpu`` overrides the recorded name)."""
+        out = []
+        for i, r in enumerate(self.reports):
+            if not r.is_recording:
+                continue
+            for g in self.recording_summary(i):
+                spec = gpu or match_device_name(g["name"])
+                if spec is None:
+                    raise RoofscopeError(
+                        f"GPU {g['name']!r} is not in the spec table",
+                        path=r.path,
+                        hint="pass --gpu NAME",
+                    )
+                if g["util_gpu"] is None or g["mem_used_max"] is None:
+                    raise RoofscopeError("has no utilisation or memory samples", path=r.path)
+                advice = mig.advise(
+                    spec, g["util_gpu"], g["mem_used_max"], g["sm_active"], tolerance
+                )
+                out.append({"source": f"{g['host']} GPU {g['gpu']}", **advice.to_dict()})
+        return out
 
     def recording_source(self) -> StoredRecordingSource | None:
         """The recordings opened in this session, for the Monitor pane; None if there are none."""
@@ -414,6 +571,22 @@ class Session:
 
     def close(self) -> None:
         self.con.close()
+
+
+def _diff_warnings(a: Report, b: Report) -> list[str]:
+    """What makes a Δ mean less than it seems."""
+    out = []
+    if a.is_nsys != b.is_nsys:
+        out.append(
+            "one report is ncu (kernels replayed one by one, clocks locked) and one nsys (the "
+            "real timeline): their times are not measured alike"
+        )
+    if (a.spec and b.spec and a.spec.key != b.spec.key) or a.gpu_name != b.gpu_name:
+        out.append(
+            f"different GPUs ({a.gpu_name or '?'} → {b.gpu_name or '?'}): each row's % of roof "
+            "is against its own GPU's roofs"
+        )
+    return out
 
 
 def plan_cc(cc: str | None, spec: GpuSpec | None) -> str | None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from roofscope.errors import RoofscopeError
+from roofscope.tomlfile import read_toml
 
 
 @dataclass(frozen=True)
@@ -104,16 +104,7 @@ def user_config_path() -> Path:
 
 def rules_from_toml(path: Path) -> list[Rule]:
     """``[[groups]]`` tables with ``pattern`` and ``name`` keys, in file order."""
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RoofscopeError(f"cannot be read ({exc.strerror or exc})", path=str(path)) from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RoofscopeError(
-            f"is not valid TOML ({exc})",
-            path=str(path),
-            hint="see the README section on grouping rules",
-        ) from exc
+    data = read_toml(path, "rules file", "see the README section on grouping rules")
     rules = []
     entries = data.get("groups", [])
     if not isinstance(entries, list):

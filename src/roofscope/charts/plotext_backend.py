@@ -15,6 +15,7 @@ class Series:
     xs: Sequence[float]
     ys: Sequence[float]
     marker: str | None = None  # None: draw as a line (plotext colours each series in turn)
+    color: str | None = None  # a plotext colour name; None: the next colour of plotext's cycle
 
 
 def decade_chart(
@@ -29,17 +30,15 @@ def decade_chart(
 ) -> str:
     """A chart of data already in log10 units, with decade ticks, as text (ANSI colour codes
     unless ``color`` is False)."""
+    import plotext
     from plotext._kernel.terminal import terminal as _Terminal
 
     fig = _Terminal()._master
     fig.plot_size(max(width, 20), max(height - 1, 6))  # the tick labels take one more row
     for s in series:
-        kwargs: dict[str, object] = {}
-        if s.marker is not None:
-            kwargs["marker"] = s.marker
-        else:
-            kwargs["marker"] = "." if ascii_only else "braille"  # thin lines
-        signal = fig.signal(list(s.xs), list(s.ys), **kwargs)
+        symbol = s.marker if s.marker is not None else ("." if ascii_only else "braille")
+        marker = symbol if s.color is None else plotext.marker(symbol, s.color)
+        signal = fig.signal(list(s.xs), list(s.ys), marker=marker)
         if s.marker is None:
             signal.lines()
         fig.draw(signal)

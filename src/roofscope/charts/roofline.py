@@ -8,6 +8,7 @@ rulers with explicit ticks collapsed the plot (docs/decisions.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.charts.plotext_backend import Series, decade_chart
@@ -20,6 +21,7 @@ class Point:
     flop_per_s: float
     share: float  # of the run time, 0..1
     selected: bool = False
+    series: int = 0  # which report, when several share a chart (Compare)
 
 
 @dataclass(frozen=True)
@@ -28,17 +30,33 @@ class Roof:
     kind: str  # compute | memory
     value: float  # FLOP/s or B/s
     source: str
+    series: int | None = None  # which report's roof, when several share a chart
 
 
-def glyph(share: float, selected: bool, ascii_only: bool) -> str:
-    """Marker by share of run time: the big consumers stand out."""
+# Compare: each report its own glyph family (big, medium, small, selected) and colour.
+FAMILIES = (
+    ("●•·◉", "@o.X"),
+    ("■▪▫▣", "#+,Y"),
+    ("▲▴˄◬", "^*'Z"),
+    ("◆◇⋄◈", "%&`W"),
+)
+COLORS = ("blue", "red", "green", "magenta")
+
+
+def glyph(share: float, selected: bool, ascii_only: bool, series: int = 0) -> str:
+    """Marker by share of run time (the big consumers stand out), in the report's family."""
+    family = FAMILIES[series % len(FAMILIES)][1 if ascii_only else 0]
     if selected:
-        return "X" if ascii_only else "◉"
+        return family[3]
     if share >= 0.2:
-        return "@" if ascii_only else "●"
+        return family[0]
     if share >= 0.05:
-        return "o" if ascii_only else "•"
-    return "." if ascii_only else "·"
+        return family[1]
+    return family[2]
+
+
+def series_color(series: int | None) -> str | None:
+    return None if series is None else COLORS[series % len(COLORS)]
 
 
 def _si(value: float) -> str:
@@ -48,9 +66,12 @@ def _si(value: float) -> str:
     return f"{value:.3g}"
 
 
-def _decades(lo: float, hi: float) -> tuple[list[float], list[str]]:
+def _decades(lo: float, hi: float, slots: int = 99) -> tuple[list[float], list[str]]:
+    """Decade ticks, every n-th one when more decades than ``slots`` would crowd the axis
+    (two labels on one row of a short chart read as one number)."""
     a, b = math.floor(lo), math.ceil(hi)
-    ticks = list(range(a, b + 1))
+    step = max(1, math.ceil((b - a + 1) / max(slots, 2)))
+    ticks = list(range(a, b + 1, step))
     return [float(t) for t in ticks], [_si(10.0**t) for t in ticks]
 
 
@@ -62,8 +83,11 @@ def render(
     *,
     ascii_only: bool = False,
     color: bool = True,
+    links: Sequence[tuple[Point, Point]] = (),
 ) -> str:
-    """The chart (``height`` rows) for the given points and roofs; empty roofs are allowed."""
+    """The chart (``height`` rows) for the given points and roofs; empty roofs are allowed.
+    ``links`` draws a line from each first point to its second (Compare: before → after)."""
+    several = any(p.series for p in points) or any(r.series is not None for r in roofs)
     memory = [r for r in roofs if r.kind == "memory" and r.value > 0]
     compute = [r for r in roofs if r.kind == "compute" and r.value > 0]
     pts = [p for p in points if p.ai > 0 and p.flop_per_s > 0]
@@ -83,6 +107,7 @@ def render(
             Series(
                 [x_lo, x_end],
                 [x_lo + math.log10(r.value), math.log10(top)],
+                color=series_color(r.series),
             )
         )
     for r in compute:
@@ -91,15 +116,26 @@ def render(
             Series(
                 [max(x_start, x_lo), x_hi],
                 [math.log10(r.value)] * 2,
+                color=series_color(r.series),
             )
         )
+    for a, b in links:
+        if min(a.ai, b.ai, a.flop_per_s, b.flop_per_s) > 0:
+            series.append(
+                Series(
+                    [math.log10(a.ai), math.log10(b.ai)],
+                    [math.log10(a.flop_per_s), math.log10(b.flop_per_s)],
+                    color="yellow",
+                )
+            )
     # draw small points first so that the big and the selected ones stay on top
     for p in sorted(pts, key=lambda p: (p.selected, p.share)):
         series.append(
             Series(
                 [math.log10(p.ai)],
                 [math.log10(p.flop_per_s)],
-                marker=glyph(p.share, p.selected, ascii_only),
+                marker=glyph(p.share, p.selected, ascii_only, p.series),
+                color=series_color(p.series) if several else None,
             )
         )
     if not series:
@@ -111,7 +147,7 @@ def render(
         width,
         height,
         _decades(x_lo, x_hi),
-        _decades(y_lo, y_hi),
+        _decades(y_lo, y_hi, height - 3),
         ascii_only=ascii_only,
         color=color,
     )

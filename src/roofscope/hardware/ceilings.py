@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from roofscope import metric_names as mn
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.specs import GpuSpec
 from roofscope.sqlutil import one, quote_ident
+from roofscope.tomlfile import read_toml
 
 COMPUTE = "compute"
 MEMORY = "memory"
@@ -256,16 +256,7 @@ def parse_quantity(value: object, where: str) -> float:
 def load_ceilings_file(path: str | Path) -> dict[str, float]:
     """A TOML file with a ``[ceilings]`` table: name -> value (base SI or with a unit)."""
     p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise RoofscopeError("no such ceilings file", path=str(p)) from exc
-    except OSError as exc:
-        raise RoofscopeError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from exc
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise RoofscopeError(
-            f"is not valid TOML ({exc})", path=str(p), hint="see docs/ceilings.md for the format"
-        ) from exc
+    data = read_toml(p, "ceilings file", "see docs/ceilings.md for the format")
     table = data.get("ceilings", data)
     if not isinstance(table, dict):
         raise RoofscopeError(

@@ -23,6 +23,17 @@ def table_text(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -
     return buffer.getvalue()
 
 
+def dicts_csv(rows: Sequence[dict[str, object]]) -> str:
+    """Rows of dicts as CSV, columns in order of first appearance (empty text for no rows)."""
+    buffer = io.StringIO()
+    if rows:
+        fields = list(dict.fromkeys(k for r in rows for k in r))
+        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return buffer.getvalue()
+
+
 def write_table(path: str | Path, header: Sequence[str], rows: Sequence[Sequence[str]]) -> Path:
     """``.md`` writes a Markdown table, anything else CSV."""
     target = Path(path).expanduser()

@@ -6,8 +6,6 @@ Markdown comment are the same numbers, and JSON is the source of truth.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from roofscope.analysis.summary import flat_row
+from roofscope.output.export import dicts_csv
 from roofscope.output.gpu import render_summary
 from roofscope.output.units import pct, ratio_pct, si
 
@@ -53,13 +52,7 @@ def to_csv(doc: dict[str, Any]) -> str:
             continue
         for row in report[_rows_key(report)]:
             rows.append({"report": report["path"], **flat_row(_clean(row))})
-    buf = io.StringIO()
-    if rows:
-        fields = list(dict.fromkeys(k for r in rows for k in r))
-        writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    return buf.getvalue()
+    return dicts_csv(rows)
 
 
 def _roof(bound: object) -> str:

@@ -29,6 +29,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule
 from roofscope.monitor.source import GpuSource
 from roofscope.output.export import write_table, write_text
+from roofscope.tui.panes.compare import ComparePane
 from roofscope.tui.panes.detail import DetailPane
 from roofscope.tui.panes.efficiency import EfficiencyPane
 from roofscope.tui.panes.kernels import KernelsPane
@@ -43,12 +44,16 @@ PANES = (
     ("efficiency", "Efficiency"),
     ("detail", "Detail"),
     ("monitor", "Monitor"),
+    ("compare", "Compare"),
     ("timeline", "Timeline"),
 )
 
+STALE = ("roofline", "efficiency", "detail", "timeline", "compare")
+
 HELP = """[b]roofscope[/b] — keys
 
-  1 2 3 4 5 8  Kernels · Roofline · Efficiency · Detail · Monitor (GPUs) · Timeline (nsys)
+  1 2 3 4 5    Kernels · Roofline · Efficiency · Detail · Monitor (GPUs)
+  7 8          Compare (two or more reports) · Timeline (nsys)
   Enter        drill down (group → launches → detail; efficiency bin → its kernels)
   Escape       back (launches → groups; clear the filter)
   /            filter by regex (Kernels), search metrics (Detail)
@@ -58,6 +63,7 @@ HELP = """[b]roofscope[/b] — keys
   n            Kernels: group by name rules / innermost / outermost NVTX range (nsys)
   + - ← → 0    Timeline: zoom, pan, whole run · d device · f or Enter: filter Kernels
   f s + - ← →  Monitor: sample faster/slower, zoom, scroll back · Home start · End live
+  [ ] x v l    Compare: next before/after report · swap · rows by group/kernel/launch · AI level
   .            next report (when several are open)
   e            export what the pane shows (.csv/.md tables, .txt charts)
   Ctrl+P       command palette: panes, jump to a group, toggle roofs
@@ -157,6 +163,7 @@ class RoofscopeApp(App[None]):
         Binding("3", "show_pane('efficiency')", "Efficiency", id="pane.efficiency"),
         Binding("4", "show_pane('detail')", "Detail", id="pane.detail"),
         Binding("5", "show_pane('monitor')", "Monitor", id="pane.monitor"),
+        Binding("7", "show_pane('compare')", "Compare", id="pane.compare"),
         Binding("8", "show_pane('timeline')", "Timeline", id="pane.timeline"),
         Binding("e", "export", "Export", id="export"),
         Binding("full_stop", "next_report", "Next report", show=False),
@@ -182,7 +189,7 @@ class RoofscopeApp(App[None]):
         self.ascii_only = ascii_only or ascii_terminal()
         self.use_color = "NO_COLOR" not in os.environ
         self.started = time.perf_counter()
-        self.stale = {"roofline", "efficiency", "detail", "timeline"}  # load when first shown
+        self.stale = set(STALE)  # load when first shown
         self.first_paint_s: float | None = None
 
     def compose(self) -> ComposeResult:
@@ -231,6 +238,7 @@ class RoofscopeApp(App[None]):
             EfficiencyPane(id="efficiency"),
             DetailPane(id="detail"),
             TimelinePane(id="timeline"),
+            ComparePane(id="compare"),
             MonitorPane(
                 self._monitor_source, autostart=False, ascii_only=self.ascii_only, id="monitor"
             ),
@@ -306,7 +314,7 @@ class RoofscopeApp(App[None]):
 
     def _reload_all(self) -> None:
         """Data changed (rules, report): reload the visible pane, mark the others stale."""
-        self.stale = {"roofline", "efficiency", "detail", "timeline"}
+        self.stale = set(STALE)
         self.query_one(KernelsPane).reload()
         current = self._current()
         if current in self.stale:
@@ -322,6 +330,8 @@ class RoofscopeApp(App[None]):
             self.query_one(DetailPane).reload()
         elif key == "timeline":
             self.query_one(TimelinePane).reload()
+        elif key == "compare":
+            self.query_one(ComparePane).reload()
 
     def set_axis(self, axis: str) -> None:
         """Group Kernels by name rules or by NVTX range (nsys reports with NVTX)."""

@@ -1,0 +1,176 @@
+"""``roofscope cost`` and ``roofscope mig`` as tables, JSON, CSV or Markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from roofscope.charts.bars import hbars
+from roofscope.output.export import dicts_csv
+from roofscope.output.render import to_json
+from roofscope.output.units import si
+
+Column = tuple[str, Callable[[dict[str, Any]], str]]
+
+
+def _hours(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def _usd(value: float | None) -> str:
+    return "—" if value is None else f"${value:,.2f}"
+
+
+def _price(r: dict[str, Any], key: str) -> Any:
+    return (r["price"] or {}).get(key)
+
+
+COST_COLUMNS: tuple[Column, ...] = (
+    ("setting", lambda r: r["label"]),
+    ("GPU", lambda r: (r["gpu"] or "?").replace("NVIDIA ", "")),
+    ("step", lambda r: si(r["step_time_s"], "s")),
+    ("GPU-h", lambda r: _hours(r["gpu_hours"])),
+    ("$/GPU-h", lambda r: _usd(_price(r, "usd_per_gpu_hour"))),
+    ("cost", lambda r: _usd(r["cost_usd"])),
+    ("date", lambda r: _price(r, "date") or ""),
+    ("offer", lambda r: _price(r, "offer") or "no price for this GPU"),
+)
+MIG_COLUMNS: tuple[Column, ...] = (
+    ("profile", lambda f: f["profile"]),
+    ("SMs", lambda f: "—" if f["sms"] is None else str(f["sms"])),
+    ("of GPU", lambda f: f"{f['sm_fraction']:.0%}"),
+    ("memory", lambda f: f"{f['memory_gb']:g} GB"),
+    ("fits", lambda f: "yes" if f["fits_memory"] else "no"),
+    ("slowdown", lambda f: f"{f['expected_slowdown']:.2f}×"),
+    ("per GPU", lambda f: str(f["instances_per_gpu"])),
+    ("work/GPU", lambda f: f"{f['work_per_gpu']:.2f}"),
+)
+
+
+def _table(columns: tuple[Column, ...], rows: list[dict[str, Any]], left: set[str]) -> Table:
+    """Numbers keep their full width; long text (offer, GPU) is cut with an ellipsis."""
+    texts = [[f(r) for _, f in columns] for r in rows]
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 0))
+    for i, (name, _) in enumerate(columns):
+        squeezable = name in ("offer", "GPU")
+        table.add_column(
+            name,
+            justify="left" if name in left else "right",
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width=None if squeezable else max([len(name), *(len(t[i]) for t in texts)]),
+            max_width=28 if squeezable else None,
+        )
+    for t in texts:
+        table.add_row(*t)
+    return table
+
+
+def _md_table(columns: tuple[Column, ...], rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| " + " | ".join(c[0] for c in columns) + " |", "|" + "---|" * len(columns)]
+    out += ["| " + " | ".join(f(r).replace("|", "\\|") for _, f in columns) + " |" for r in rows]
+    return out
+
+
+def _csv(rows: list[dict[str, Any]]) -> str:
+    flat = []
+    for r in rows:
+        item = {k: v for k, v in r.items() if not isinstance(v, dict)}
+        for k, v in r.items():
+            if isinstance(v, dict):
+                item.update({f"{k}_{ik}": iv for ik, iv in v.items()})
+        flat.append(item)
+    return dicts_csv(flat)
+
+
+def cost_chart(doc: dict[str, Any], width: int, ascii_only: bool = False) -> list[str]:
+    priced = [r for r in doc["rows"] if r["cost_usd"] is not None]
+    items = [(f"{r['label']} · {_price(r, 'offer')}"[:40], r["cost_usd"]) for r in priced]
+    return hbars(items, width, _usd, ascii_only=ascii_only) if items else []
+
+
+def run_line(doc: dict[str, Any]) -> str:
+    run = doc["run"]
+    if run["steps"] is not None:
+        return f"a run of {run['steps']:,} steps"
+    epochs = f"{run['epochs']:g} epoch{'' if run['epochs'] == 1 else 's'}"
+    return f"{epochs} of {run['samples']:,} samples"
+
+
+def _caveat(prices: dict[str, Any]) -> str:
+    return " — EXAMPLES, not quotes: put yours in --prices FILE" if prices["examples_only"] else ""
+
+
+def render_cost(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
+    if fmt == "json":
+        return to_json(doc)
+    if fmt == "csv":
+        return _csv(doc["rows"])
+    prices = doc["prices"]
+    caveat = _caveat(prices)
+    if fmt == "md":
+        out = [
+            f"### roofscope cost: {run_line(doc)}",
+            "",
+            f"Prices: {prices['origin']}{caveat}",
+            "",
+        ]
+        report_col: Column = ("report", lambda r: f"`{Path(r['path']).name}`")
+        out += _md_table((report_col, *COST_COLUMNS), doc["rows"])
+        out += ["", *(f"> {w}" for w in doc["warnings"])]
+        return "\n".join(out).rstrip() + "\n"
+    console = console or Console(soft_wrap=False)
+    console.print(cost_renderable(doc, console.width))
+    return ""
+
+
+def cost_renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Group:
+    prices = doc["prices"]
+    caveat = _caveat(prices)
+    return Group(
+        Text(f"cost of {run_line(doc)}; prices: {prices['origin']}{caveat}"),
+        _table(COST_COLUMNS, doc["rows"], {"setting", "GPU", "offer", "date"}),
+        *(Text(line) for line in cost_chart(doc, min(width, 100), ascii_only)),
+        *(Text(f"⚠ {w}", style="yellow") for w in doc["warnings"]),
+    )
+
+
+def render_mig(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
+    if fmt == "json":
+        return to_json(doc)
+    if fmt == "csv":
+        return _csv(
+            [
+                {"source": a["source"], "gpu": a["gpu"], **p}
+                for a in doc["advice"]
+                for p in a["profiles"]
+            ]
+        )
+    if fmt == "md":
+        out = ["### roofscope mig", ""]
+        for a in doc["advice"]:
+            out += [f"**{a['source']}** · {a['gpu']}", ""]
+            out += [f"- {line}" for line in a["reasoning"]]
+            out += ["", *_md_table(MIG_COLUMNS, a["profiles"]), ""]
+        return "\n".join(out).rstrip() + "\n"
+    console = console or Console(soft_wrap=False)
+    console.print(mig_renderable(doc))
+    return ""
+
+
+def mig_renderable(doc: dict[str, Any]) -> Group:
+    parts: list[Any] = []
+    for a in doc["advice"]:
+        parts.append(Text.from_markup(f"[b]MIG: {a['source']}[/b] · {a['gpu']}"))
+        parts += [Text(f"  {line}") for line in a["reasoning"]]
+        if a["profiles"]:
+            parts.append(_table(MIG_COLUMNS, a["profiles"], {"profile", "fits"}))
+    return Group(*parts)

@@ -1,0 +1,24 @@
+"""Reading a user's TOML file (rules, ceilings, prices) with one-line errors instead of
+tracebacks."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from roofscope.errors import RoofscopeError
+
+
+def read_toml(path: str | Path, what: str, hint: str) -> dict[str, Any]:
+    """The parsed file; a missing, unreadable or invalid file raises :class:`RoofscopeError`
+    naming ``what`` it should have been and ``hint`` on where its format is described."""
+    p = Path(path)
+    try:
+        return tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RoofscopeError(f"no such {what}", path=str(p), hint="check the path") from exc
+    except OSError as exc:
+        raise RoofscopeError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RoofscopeError(f"is not valid TOML ({exc})", path=str(p), hint=hint) from exc

@@ -1,0 +1,336 @@
+"""Compare pane: two of the open reports row by row, and how the rows moved on the roofline.
+
+The table shows the same cells as ``roofscope diff`` (output/diff.py); the chart puts both
+reports' groups on one roofline, each report in its own glyph family and colour with its own
+roofs, and joins the highlighted row's before and after points with a line.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from roofscope.analysis.compare import Diff, DiffRow
+from roofscope.analysis.cost import load_prices
+from roofscope.charts.roofline import FAMILIES, Point, Roof, render
+from roofscope.errors import RoofscopeError
+from roofscope.output import decide as decide_out
+from roofscope.output import diff as out
+from roofscope.output import scaling as scaling_out
+from roofscope.output.units import si
+
+if TYPE_CHECKING:
+    from roofscope.tui.app import RoofscopeApp
+
+BYS = ("group", "kernel", "launch")
+DECIDE_SAMPLES = 1_000_000  # cost compared per million training samples
+LEVELS = ("dram", "l2", "l1")
+ROOF_NAMES = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
+WIDTHS = {
+    "before": 7,
+    "after": 7,
+    "Δtime": 8,
+    "Δ%": 7,
+    "% of roof": 9,
+    "ΔFLOP/s": 7,
+    "kernels": 10,
+}
+
+
+class ComparePane(Vertical, can_focus=True):
+    BINDINGS = [
+        Binding("left_square_bracket", "before", "Before"),
+        Binding("right_square_bracket", "after", "After"),
+        Binding("x", "swap", "Swap"),
+        Binding("v", "by", "Group/kernel/launch"),
+        Binding("s", "decide", "Scaling/cost"),
+        Binding("l", "level", "AI level", show=False),
+    ]
+    DEFAULT_CSS = """
+    ComparePane #compare-summary { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
+    ComparePane #compare-table { height: 1fr; min-height: 5; }
+    ComparePane #compare-chart { height: 1fr; min-height: 8; }
+    ComparePane #compare-decide { height: 1fr; display: none; }
+    ComparePane.decide #compare-decide { display: block; }
+    ComparePane.decide #compare-table, ComparePane.decide #compare-chart,
+    ComparePane.decide #compare-legend { display: none; }
+    ComparePane #compare-legend {
+        height: auto; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    """
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.before = 0
+        self.after = 1
+        self.by = "group"
+        self.level = "dram"
+        self.diff: Diff | None = None
+        self.doc: dict[str, Any] = {}
+        self.cursor = 0
+        self.text = ""
+
+    @property
+    def rapp(self) -> RoofscopeApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="compare-summary")
+        yield DataTable(id="compare-table", cursor_type="row")
+        yield Static(id="compare-chart")
+        yield Static(id="compare-legend")
+        with VerticalScroll(id="compare-decide"):
+            yield Static(id="compare-decide-text")
+
+    # -- which reports --------------------------------------------------------------------
+    def comparable(self) -> list[int]:
+        """Reports with kernels (GPU recordings are shown in Monitor)."""
+        return [i for i, r in enumerate(self.rapp.session.reports) if not r.is_recording]
+
+    def reload(self) -> None:
+        if self.has_class("decide"):
+            self._load_decide()
+            return
+        usable = self.comparable()
+        if len(usable) < 2:
+            self._message(
+                "Compare needs two reports with kernels: roofscope open BEFORE AFTER [MORE…] "
+                "(another GPU, precision, batch size or a code change)"
+            )
+            return
+        if self.before not in usable:
+            self.before = usable[0]
+        if self.after not in usable or self.after == self.before:
+            self.after = next(i for i in usable if i != self.before)
+        self._load(self.before, self.after, self.by)
+
+    def _message(self, text: str) -> None:
+        self.query_one("#compare-summary", Static).update(text)
+        self.query_one("#compare-table", DataTable).clear(columns=True)
+        self.query_one("#compare-chart", Static).update("")
+        self.query_one("#compare-legend", Static).update("")
+
+    @work(thread=True, exclusive=True, group="compare")
+    def _load(self, before: int, after: int, by: str) -> None:
+        try:
+            diff = self.rapp.session.diff(before, after, by)
+        except RoofscopeError as exc:
+            self.app.call_from_thread(self._message, exc.one_line())
+            return
+        self.app.call_from_thread(self._show, diff)
+
+    def _show(self, diff: Diff) -> None:
+        self.diff, self.doc = diff, diff.to_dict()
+        self.cursor = 0
+        self._summary()
+        table = self.query_one("#compare-table", DataTable)
+        table.clear(columns=True)
+        name_width = max(14, self.size.width - sum(WIDTHS.values()) - 2 * 8 - 2)
+        table.add_column(self.by, width=name_width)
+        for name, _ in out.COLUMNS:
+            table.add_column(name, width=WIDTHS.get(name, 10))
+        for i, row in enumerate(self.doc["rows"]):
+            table.add_row(*out.cells(row), key=str(i))
+        self.redraw()
+
+    def _summary(self) -> None:
+        reports = self.rapp.session.reports
+        n = len(reports)
+
+        def who(i: int, series: int) -> str:
+            mark = FAMILIES[series][1 if self.rapp.ascii_only else 0][0]
+            return f"{mark} {out.label({'path': reports[i].path})} [{i + 1}/{n}]"
+
+        gpus = {reports[i].gpu_name or "GPU ?" for i in (self.before, self.after)}
+        k = self.doc["kernels"]
+        lines = [
+            f"{who(self.before, 0)} → {who(self.after, 1)} · {' → '.join(sorted(gpus))}",
+            f"{out.headline(self.doc).replace(' GPU time of all kernels', '')} · kernels "
+            f"{len(k['matched'])} matched, {len(k['new'])} new, {len(k['vanished'])} vanished",
+            *(f"⚠ {w}" for w in self.doc["warnings"]),
+        ]
+        self.query_one("#compare-summary", Static).update(_lines(lines))
+
+    # -- chart ----------------------------------------------------------------------------
+    def selected_row(self) -> DiffRow | None:
+        if self.diff is None or not self.diff.rows:
+            return None
+        return self.diff.rows[min(self.cursor, len(self.diff.rows) - 1)]
+
+    def _point(self, row: dict[str, Any] | None, name: str, series: int, picked: bool):
+        if row is None or not row.get("flop_per_s") or not (row.get("ai") or {}).get(self.level):
+            return None
+        return Point(
+            name,
+            row["ai"][self.level],
+            row["flop_per_s"],
+            (row["time_pct"] or 0) / 100,
+            picked,
+            series,
+        )
+
+    def redraw(self) -> None:
+        chart = self.query_one("#compare-chart", Static)
+        width, height = chart.size.width, chart.size.height
+        if self.diff is None or width < 20 or height < 6:
+            return
+        picked = self.selected_row()
+        points, link = [], None
+        for row in self.diff.rows:
+            a = self._point(row.before, row.name, 0, row is picked)
+            b = self._point(row.after, row.name, 1, row is picked)
+            points += [p for p in (a, b) if p is not None]
+            if row is picked and a is not None and b is not None:
+                link = (a, b)
+        reports = self.rapp.session.reports
+        roofs = [
+            Roof(c.name, c.kind, c.value, c.source, series)
+            for series, i in enumerate((self.before, self.after))
+            for c in reports[i].ceilings
+            if c.name in ROOF_NAMES
+        ]
+        self.text = render(
+            points,
+            roofs,
+            width,
+            height,
+            ascii_only=self.rapp.ascii_only,
+            color=self.rapp.use_color,
+            links=[link] if link else [],
+        )
+        chart.update(Text.from_ansi(self.text, no_wrap=True))
+        self.query_one("#compare-legend", Static).update(self._legend(picked, roofs))
+
+    def _legend(self, picked: DiffRow | None, roofs: list[Roof]) -> Text:
+        """Roofs that differ between the two reports (the rest are listed once), then the
+        highlighted row."""
+        mine = [{r.name: r for r in roofs if r.series == s} for s in (0, 1)]
+        same = [n for n in mine[0] if n in mine[1] and _close(mine[0][n].value, mine[1][n].value)]
+        marks = [FAMILIES[s][1 if self.rapp.ascii_only else 0][0] for s in (0, 1)]
+        parts = [
+            f"{marks[s]} "
+            + " ".join(f"{n.upper()} {si(r.value)}" for n, r in mine[s].items() if n not in same)
+            for s in (0, 1)
+        ]
+        lines = [
+            f"roofs: {'  '.join(p for p in parts if len(p) > 2)}"
+            + (
+                f"  both: {' '.join(f'{n.upper()} {si(mine[0][n].value)}' for n in same)}"
+                if same
+                else ""
+            )
+        ]
+        if picked is not None:
+            lines.append(
+                f"▶ {picked.name}: {out.signed(picked.delta_time_s, 's')} "
+                f"({out.signed_pct(picked.delta_time_pct)}), % of roof "
+                f"{out.cells(picked.to_dict())[5]}, AI at {self.level.upper()} · [ ] reports "
+                f"· x swap · v rows · l level"
+            )
+        return _lines(lines)
+
+    @on(DataTable.RowHighlighted, "#compare-table")
+    def _highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is None or event.row_key.value is None or self.diff is None:
+            return
+        self.cursor = int(event.row_key.value)
+        row = self.selected_row()
+        if row is not None and self.by == "group":
+            self.rapp.selected_group = row.name  # Roofline and Detail follow when shown
+        self.redraw()
+
+    def on_resize(self) -> None:
+        if self.diff is not None:
+            self.redraw()
+
+    # -- actions --------------------------------------------------------------------------
+    def _step(self, current: int, other: int) -> int:
+        usable = [i for i in self.comparable() if i != other]
+        if not usable:
+            return current
+        return usable[(usable.index(current) + 1) % len(usable)] if current in usable else usable[0]
+
+    def action_before(self) -> None:
+        self.before = self._step(self.before, self.after)
+        self.reload()
+
+    def action_after(self) -> None:
+        self.after = self._step(self.after, self.before)
+        self.reload()
+
+    def action_swap(self) -> None:
+        self.before, self.after = self.after, self.before
+        self.reload()
+
+    def action_by(self) -> None:
+        self.by = BYS[(BYS.index(self.by) + 1) % len(BYS)]
+        self.reload()
+
+    def action_decide(self) -> None:
+        """Scaling across every open report, the cost of a run on their GPUs and, with a
+        recording open, the MIG slice the job needs."""
+        self.toggle_class("decide")
+        self.reload()
+
+    @work(thread=True, exclusive=True, group="compare")
+    def _load_decide(self) -> None:
+        session = self.rapp.session
+        width = max(self.size.width - 2, 40)
+        parts: list[Any] = []
+        try:
+            if len(self.comparable()) >= 1:
+                parts.append(scaling_out.renderable(session.scaling(), width, self.rapp.ascii_only))
+                doc = session.cost(load_prices(), epochs=1, samples=DECIDE_SAMPLES)
+                parts += [Text(""), decide_out.cost_renderable(doc, width, self.rapp.ascii_only)]
+            advice = session.mig_advice()
+            if advice:
+                parts += [Text(""), decide_out.mig_renderable({"advice": advice})]
+            else:
+                parts += [
+                    Text(""),
+                    Text(
+                        "MIG: open a roofscope recording of the job beside the reports "
+                        "(roofscope open run.parquet …) for a slice suggestion"
+                    ),
+                ]
+        except RoofscopeError as exc:
+            parts = [Text(exc.one_line())]
+        parts.append(Text("\ns back to the diff · roofscope scaling/cost/mig print the same"))
+        self.app.call_from_thread(self._show_decide, Group(*parts))
+
+    def _show_decide(self, content: Group) -> None:
+        self.query_one("#compare-summary", Static).update(
+            f"Scaling and cost of all {len(self.comparable())} reports (settings from file "
+            f"names; cost of training on {DECIDE_SAMPLES:,} samples)"
+        )
+        self.query_one("#compare-decide-text", Static).update(content)
+
+    def action_level(self) -> None:
+        self.level = LEVELS[(LEVELS.index(self.level) + 1) % len(LEVELS)]
+        self.redraw()
+
+    def current_table(self) -> tuple[list[str], list[list[str]]]:
+        if not self.doc:
+            return [], []
+        return out.header(self.doc), [out.cells(r) for r in self.doc["rows"]]
+
+    def current_text(self) -> str:
+        return Text.from_ansi(self.text).plain
+
+
+def _close(a: float, b: float) -> bool:
+    """Roofs within 1% are the same roof (the locked clock differs a little between runs)."""
+    return abs(a - b) <= 0.01 * max(abs(a), abs(b))
+
+
+def _lines(lines: list[str]) -> Text:
+    """One screen row per line, cut with an ellipsis rather than wrapped."""
+    text = Text("\n".join(lines), no_wrap=True, overflow="ellipsis")
+    return text
