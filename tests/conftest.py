@@ -29,6 +29,19 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     yield cache
 
 
+@pytest.fixture(scope="session")
+def samples_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One cache for the read-only sample reports across a test session, as a user's cache is
+    across runs: tests that open the same samples many times ingest them once."""
+    return tmp_path_factory.mktemp("samples-cache")
+
+
+@pytest.fixture
+def shared_sample_cache(samples_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(samples_cache))
+    return samples_cache
+
+
 @pytest.fixture
 def in_tmp_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Run in an empty directory so no project roofscope.toml leaks into a test."""

@@ -14,6 +14,8 @@ from roofscope.cli import main
 from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 RESNET_FP32 = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
 RESNET_BF16 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")
 MOBILENET = str(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv")
@@ -209,6 +211,16 @@ def test_cli_fail_if_slower_gates_on_the_threshold(capsys):
     assert "slower by 5.5% (threshold 5%)" in capsys.readouterr().err
     assert main(["diff", RESNET_BF16, RESNET_FP32, "--fail-if-slower", "6"]) == 0
     assert main(["diff", RESNET_FP32, RESNET_BF16, "--fail-if-slower", "0"]) == 0  # faster
+
+
+def test_gate_refuses_an_export_without_kernel_time(tmp_path, capsys):
+    empty = write(
+        tmp_path / "no_time.csv",
+        raw_page([("k", {"dram__bytes.sum": "100", **GPU})], {"dram__bytes.sum": "byte"}),
+    )
+    assert main(["diff", RESNET_FP32, str(empty), "--fail-if-slower", "5"]) == 2
+    assert "cannot gate: one of the two exports has no kernel time" in capsys.readouterr().err
+    assert main(["diff", RESNET_FP32, RESNET_BF16, "--fail-if-slower", "nan"]) == 2
 
 
 def test_cli_json_and_markdown(capsys):

@@ -14,6 +14,8 @@ from tests.test_compare import RESNET_BF16, RESNET_FP32
 from tests.test_tui import RESNET, opened, settle
 from tests.test_tui_snapshots import stable_screen
 
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 
 @pytest.fixture(autouse=True)
 def _wide_terminal(monkeypatch):

@@ -16,6 +16,8 @@ from roofscope.hardware.specs import find_gpu
 from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 B8 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")
 B16 = str(SAMPLES / "resnet18_bf16_b16_h100.ncu-raw.csv")
 B32 = str(SAMPLES / "resnet18_bf16_b32_h100.ncu-raw.csv")
@@ -36,6 +38,8 @@ def one_kernel(tmp_path, name: str, gpu: str, ns: int) -> str:
         ("run.batch64.tf32.gpus4.sqlite", 64, "tf32", 4),
         ("resnet18_fp32_h100.ncu-raw.csv", None, "fp32", 1),
         ("bert_b8x.csv", None, None, 1),  # "b8x" is not a batch size
+        ("llama_bf16_b200.csv", None, "bf16", 1),  # the B200, not batch 200
+        ("x_b16_gpu0.csv", 16, None, 1),  # a GPU index, not zero GPUs
     ],
 )
 def test_settings_from_file_names(name, batch, precision, gpus):
@@ -150,6 +154,12 @@ def test_cost_with_one_price_and_the_example_warning(capsys):
         (["mig"], "give a recording, or --gpu, --util and --memory"),
         (["mig", "--gpu", "H100 SXM", "--util", "140", "--memory", "1"], "is a percentage"),
         (["mig", B32], "not a roofscope recording"),
+        (["mig", "--gpu", "t4", "--util", "50", "--memory", "4"], "Tesla T4 has no MIG"),
+        (["mig", "--gpu", "h100-sxm5-80gb", "--util", "5", "--memory", "-4"], "--memory needs"),
+        (["mig", RECORDING, "--tolerance", "nan"], "--tolerance is a slowdown factor"),
+        (["cost", B32, "--epochs", "inf", "--samples", "9"], "--epochs needs a positive"),
+        (["cost", B32, "--run-steps", "9", "--usd-per-gpu-hour", "inf"], "needs a positive"),
+        (["scaling", RECORDING], "no kernel profiles among the files"),
     ],
 )
 def test_user_errors_are_one_line(args, message, capsys):
@@ -164,6 +174,27 @@ def test_bad_price_file_is_one_line(tmp_path, capsys):
     assert main(["cost", B32, "--run-steps", "9", "--prices", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "[[price]] entry 1: unknown GPU 'Voodoo 3'" in err
+
+
+def test_unknown_batch_sorts_last_and_the_baseline_has_a_throughput(capsys):
+    assert main(["scaling", B8, B16, B32, "--format", "json"]) == 0  # B8's name has no batch
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["setting"]["batch"] for r in rows] == [16, 32, None]
+    assert rows[0]["speedup"] == pytest.approx(1.0)
+    assert rows[1]["speedup"] == pytest.approx(rows[1]["samples_per_s"] / rows[0]["samples_per_s"])
+    assert rows[2]["speedup"] is None
+
+
+def test_mig_instances_per_gpu_follow_the_memory_slices():
+    from roofscope.hardware.mig import PROFILES
+
+    h100 = {p.name: p.max_instances for p in PROFILES["h100-sxm5-80gb"]}
+    assert h100 == {
+        "1g.10gb": 7, "1g.10gb+me": 1, "1g.20gb": 4, "2g.20gb": 3, "3g.40gb": 2,
+        "4g.40gb": 1, "7g.80gb": 1,
+    }  # fmt: skip
+    a30 = {p.name: p.max_instances for p in PROFILES["a30"]}
+    assert a30["1g.6gb"] == 4 and a30["2g.12gb"] == 2 and a30["4g.24gb"] == 1
 
 
 def test_slowdown_model():

@@ -11,6 +11,8 @@ import roofscope
 from roofscope.errors import RoofscopeError
 from tests.conftest import SAMPLES, SHARED
 
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 SCALE = {
     "": 1,
     "ns": 1e-9,

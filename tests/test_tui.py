@@ -13,6 +13,8 @@ from roofscope.tui.screens.modals import HelpScreen
 from roofscope.tui.widgets.virtual_table import VirtualTable
 from tests.conftest import SAMPLES
 
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 RESNET = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
 
 

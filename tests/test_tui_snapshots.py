@@ -12,6 +12,8 @@ from roofscope.tui.app import RoofscopeApp
 from tests.screen_text import assert_snapshot, screen_text
 from tests.test_tui import RESNET, opened, settle
 
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 PANES = {"1": "kernels", "2": "roofline", "3": "efficiency", "4": "detail"}
 MUST_SHOW = {
     "kernels": ["conv fprop", "GEMM", "layout transform"],

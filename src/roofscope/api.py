@@ -428,6 +428,11 @@ class Session:
             rows.append(
                 scaling.ScalingRow(r.path, r.gpu_name, setting, totals["time_s"], flops, eff, roof)
             )
+        if not rows:
+            raise RoofscopeError(
+                "no kernel profiles among the files (only GPU recordings)",
+                hint="scaling and cost measure ncu or nsys exports; roofscope mig reads recordings",
+            )
         rows = scaling.relate(rows)
         warnings = [
             f"{Path(r.path).name}: batch size unknown, so no per-sample numbers (name the file "

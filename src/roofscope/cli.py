@@ -14,6 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roofscope import __version__
+from roofscope import cli_compare as compare_commands
+from roofscope.cli_options import (
+    add_format,
+    add_load_options,
+    axis,
+    check_recordings,
+    load_session,
+)
 from roofscope.errors import RoofscopeError
 
 if TYPE_CHECKING:
@@ -43,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="no braille or box characters (automatic without a UTF-8 locale)",
     )
-    _add_load_options(opener)
+    add_load_options(opener)
     report = sub.add_parser(
         "report",
         help="summarise exports headless (table, JSON, CSV, Markdown)",
@@ -57,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="ncu CSV (raw or details page, .csv.gz, .ncu-rep with ncu on PATH) or nsys export "
         "(.sqlite, parquetdir, stats CSV, .nsys-rep with nsys on PATH)",
     )
-    _add_format(report)
+    add_format(report)
     report.add_argument(
         "--by",
         choices=("group", "kernel", "launch"),
@@ -67,136 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--top", type=int, default=None, metavar="N", help="only the N rows with the most time"
     )
-    _add_load_options(report)
-    _add_diff(sub)
-    _add_scaling(sub)
-    _add_cost(sub)
-    _add_mig(sub)
+    add_load_options(report)
+    compare_commands.add_parsers(sub)
     _add_monitor(sub)
     _add_record(sub)
     return parser
-
-
-def _add_diff(sub: argparse._SubParsersAction) -> None:
-    diff = sub.add_parser(
-        "diff",
-        help="compare two exports row by row (Δtime, Δ%% of roof, new/vanished kernels)",
-        description="Compare AFTER with BEFORE: groups by name, kernels by name (then by the "
-        "name without data types, base name), launches by launch order. Exit code 1 with "
-        "--fail-if-slower when the summed kernel time grew by more than PCT percent.",
-    )
-    diff.add_argument("before", metavar="BEFORE", help="the baseline export")
-    diff.add_argument("after", metavar="AFTER", help="the export to compare with it")
-    _add_format(diff)
-    diff.add_argument(
-        "--by", choices=("group", "kernel", "launch"), default="group", help="rows to compare"
-    )
-    diff.add_argument(
-        "--top", type=int, default=None, metavar="N", help="rows shown in table/md (default 20)"
-    )
-    diff.add_argument(
-        "--fail-if-slower",
-        type=float,
-        default=None,
-        metavar="PCT",
-        help="exit 1 when AFTER's kernel time is more than PCT%% above BEFORE's (CI gate)",
-    )
-    _add_load_options(diff)
-
-
-def _add_settings(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--batch", type=int, nargs="+", metavar="N", help="batch size per GPU")
-    parser.add_argument("--gpus", type=int, nargs="+", metavar="N", help="GPUs per step")
-    parser.add_argument(
-        "--precision", nargs="+", metavar="P", help="label, e.g. fp32 tf32 bf16 fp16"
-    )
-    parser.add_argument(
-        "--steps", type=int, nargs="+", metavar="N", help="training steps each export holds (1)"
-    )
-
-
-def _add_cost(sub: argparse._SubParsersAction) -> None:
-    cost = sub.add_parser(
-        "cost",
-        help="what a training run costs on each profiled GPU ($/GPU-hour × measured step time)",
-        description="Cost of a run: steps (or epochs × samples ÷ batch) × the measured step "
-        "time × GPUs × $/GPU-hour of each report's GPU. Prices: --prices FILE, else "
-        "~/.config/roofscope/prices.toml, else the shipped EXAMPLE table (dated, sourced, not "
-        "quotes; print it with --example-prices).",
-    )
-    cost.add_argument("files", nargs="*", metavar="FILE", help="exports, one per GPU/setting")
-    run = cost.add_mutually_exclusive_group()
-    run.add_argument("--run-steps", type=int, metavar="N", help="training steps of the run")
-    run.add_argument("--epochs", type=float, metavar="E", help="epochs of the run (with --samples)")
-    cost.add_argument("--samples", type=int, metavar="N", help="samples per epoch")
-    cost.add_argument("--prices", metavar="FILE", help="your price table (TOML)")
-    cost.add_argument(
-        "--usd-per-gpu-hour", type=float, metavar="USD", help="one price for every GPU instead"
-    )
-    cost.add_argument(
-        "--example-prices", action="store_true", help="print the example price table and exit"
-    )
-    _add_settings(cost)
-    _add_format(cost)
-    _add_load_options(cost)
-
-
-def _add_mig(sub: argparse._SubParsersAction) -> None:
-    mig = sub.add_parser(
-        "mig",
-        help="which MIG slice a job needs, from a recording or from numbers you give",
-        description="Suggest a MIG profile from measured utilisation, SM activity and peak "
-        "memory: from roofscope recordings of the job on a whole GPU, or from --util, "
-        "--sm-active and --memory with --gpu. The reasoning is printed with the answer.",
-    )
-    mig.add_argument("files", nargs="*", metavar="RECORDING", help="roofscope record output")
-    mig.add_argument("--gpu", metavar="NAME", help="the GPU (default: the recording's)")
-    mig.add_argument("--util", type=float, metavar="PCT", help="GPU busy %% (NVML utilisation)")
-    mig.add_argument("--sm-active", type=float, metavar="PCT", help="SM active %% (GPM)")
-    mig.add_argument("--memory", type=float, metavar="GB", help="peak GPU memory in GB")
-    mig.add_argument(
-        "--tolerance",
-        type=float,
-        default=1.10,
-        metavar="X",
-        help="largest acceptable slowdown against the whole GPU (default 1.10)",
-    )
-    _add_format(mig)
-
-
-def _add_scaling(sub: argparse._SubParsersAction) -> None:
-    scaling = sub.add_parser(
-        "scaling",
-        help="time per sample, FLOP/s and efficiency across batch sizes, precisions, GPU counts",
-        description="One row per export of the same model at another setting. Batch size, "
-        "precision and GPU count are read from file names (resnet50_bf16_b64_4gpu.csv) "
-        "unless given here, one value per file or one for all.",
-    )
-    scaling.add_argument("files", nargs="+", metavar="FILE", help="exports, one per setting")
-    _add_settings(scaling)
-    _add_format(scaling)
-    _add_load_options(scaling)
-
-
-def _per_file(args: argparse.Namespace, name: str, count: int) -> list | None:
-    """``--batch 8 16 32`` (one per file) or ``--batch 8`` (all files)."""
-    values = getattr(args, name)
-    if values is None:
-        return None
-    if len(values) not in (1, count):
-        raise RoofscopeError(
-            f"--{name} has {len(values)} values for {count} files",
-            hint="give one value for all files or one per file, in the files' order",
-        )
-    if name != "precision" and any(v < 1 for v in values):
-        raise RoofscopeError(f"--{name} needs positive whole numbers")
-    return values * count if len(values) == 1 else list(values)
-
-
-def _add_format(parser: argparse.ArgumentParser, help: str | None = None) -> None:
-    parser.add_argument(
-        "--format", choices=("table", "json", "csv", "md"), default="table", help=help
-    )
 
 
 def _add_interval(parser: argparse.ArgumentParser) -> None:
@@ -223,7 +106,7 @@ def _add_monitor(sub: argparse._SubParsersAction) -> None:
     monitor.add_argument(
         "--once", action="store_true", help="print one sample of every GPU and exit"
     )
-    _add_format(monitor, "with --once")
+    add_format(monitor, "with --once")
     monitor.add_argument("--ascii", action="store_true", help="no block characters")
 
 
@@ -258,33 +141,7 @@ def _add_record(sub: argparse._SubParsersAction) -> None:
         metavar="S",
         help="start a new part every S seconds (default 600)",
     )
-    _add_format(record, "with --summary")
-
-
-def _add_load_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--gpu", metavar="NAME", help="GPU for datasheet ceilings when the export does not name it"
-    )
-    parser.add_argument("--ceilings", metavar="FILE", help="TOML file with [ceilings] values")
-    parser.add_argument(
-        "--fp16-convention",
-        choices=("ncu", "nersc"),
-        default="ncu",
-        help="FP16 FLOPs: ncu = 2·hadd+2·hmul+4·hfma (default), nersc = hadd+hmul+2·hfma",
-    )
-    parser.add_argument(
-        "--nvtx",
-        choices=("innermost", "outermost"),
-        default=None,
-        help="group nsys kernels by the NVTX range they were launched in instead of name rules",
-    )
-    parser.add_argument(
-        "--no-cache", action="store_true", help="do not read or write the cache database"
-    )
-
-
-def _axis(args: argparse.Namespace) -> str:
-    return "rules" if args.nvtx is None else f"nvtx-{args.nvtx[:5]}"
+    add_format(record, "with --summary")
 
 
 def _open(args: argparse.Namespace) -> int:
@@ -302,7 +159,7 @@ def _open(args: argparse.Namespace) -> int:
         ceilings=args.ceilings,
         fp16_convention=args.fp16_convention,
         use_cache=not args.no_cache,
-        axis=_axis(args),
+        axis=axis(args),
     )
     app.run()
     return 0
@@ -313,7 +170,7 @@ def _report(args: argparse.Namespace) -> int:
 
     if args.top is not None and args.top < 1:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
-    session = _load_session(args, args.files)
+    session = load_session(args, args.files)
     try:
         doc = session.report_dict(by=args.by, top=args.top)
     finally:
@@ -326,162 +183,6 @@ def _report(args: argparse.Namespace) -> int:
     text = render(doc, args.format)
     sys.stdout.write(text or "")
     return 0
-
-
-def _load_session(args: argparse.Namespace, files: Sequence[str]):
-    from roofscope.api import load
-
-    return load(
-        *files,
-        gpu=args.gpu,
-        ceilings=args.ceilings,
-        fp16_convention=args.fp16_convention,
-        use_cache=not args.no_cache,
-        axis=_axis(args),
-    )
-
-
-def _diff(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from roofscope.api import JSON_SCHEMA_VERSION
-    from roofscope.output.diff import render_diff
-
-    if args.top is not None and args.top < 1:
-        raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
-    if args.fail_if_slower is not None and args.fail_if_slower < 0:
-        raise RoofscopeError("--fail-if-slower needs a percentage ≥ 0", hint="e.g. 5")
-    session = _load_session(args, [args.before, args.after])
-    try:
-        diff = session.diff(0, 1, args.by)
-    finally:
-        session.close()
-    doc = {"schema_version": JSON_SCHEMA_VERSION, **diff.to_dict()}
-    sys.stdout.write(render_diff(doc, args.format, Console(soft_wrap=False), args.top))
-    if args.fail_if_slower is not None and diff.slower_than(args.fail_if_slower):
-        print(
-            f"roofscope: slower by {diff.total['delta_time_pct']:.1f}% "
-            f"(threshold {args.fail_if_slower:g}%)",
-            file=sys.stderr,
-        )
-        return 1
-    return 0
-
-
-def _settings(args: argparse.Namespace) -> dict:
-    """Each file's setting: the options given, else what its name says."""
-    from roofscope.analysis.scaling import infer_setting
-
-    n = len(args.files)
-    given = {k: _per_file(args, k, n) for k in ("batch", "gpus", "precision", "steps")}
-    settings = {}
-    for i, path in enumerate(args.files):
-        setting = infer_setting(path)
-        for key, values in given.items():
-            if values is not None:
-                setattr(setting, key, values[i])
-                setting.sources[key] = "option"
-        settings[i] = setting
-    return settings
-
-
-def _scaling(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from roofscope.api import JSON_SCHEMA_VERSION
-    from roofscope.output.scaling import render_scaling
-
-    session = _load_session(args, args.files)
-    try:
-        doc = {"schema_version": JSON_SCHEMA_VERSION, **session.scaling(_settings(args))}
-    finally:
-        session.close()
-    sys.stdout.write(render_scaling(doc, args.format, Console(soft_wrap=False)))
-    return 0
-
-
-def _cost(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from roofscope.analysis.cost import example_text, load_prices, one_price
-    from roofscope.output.decide import render_cost
-
-    if args.example_prices:
-        sys.stdout.write(example_text())
-        return 0
-    if not args.files:
-        raise RoofscopeError(
-            "cost needs exports to measure", hint="roofscope cost FILE… --run-steps N"
-        )
-    if args.run_steps is None and (args.epochs is None or args.samples is None):
-        raise RoofscopeError(
-            "say how long the run is", hint="--run-steps N, or --epochs E --samples N"
-        )
-    for name in ("run_steps", "epochs", "samples", "usd_per_gpu_hour"):
-        value = getattr(args, name)
-        if value is not None and value <= 0:
-            raise RoofscopeError(f"--{name.replace('_', '-')} needs a positive number")
-    settings = _settings(args)
-    session = _load_session(args, args.files)
-    try:
-        table = load_prices(args.prices)
-        if args.usd_per_gpu_hour is not None:
-            table = one_price(session.gpu_keys(), args.usd_per_gpu_hour)
-        out = session.cost(table, args.run_steps, args.epochs, args.samples, settings)
-    finally:
-        session.close()
-    sys.stdout.write(render_cost(out, args.format, Console(soft_wrap=False)))
-    return 0
-
-
-def _mig(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from roofscope.analysis.mig import advise
-    from roofscope.api import load
-    from roofscope.hardware.specs import find_gpu
-    from roofscope.output.decide import render_mig
-
-    if args.tolerance < 1:
-        raise RoofscopeError("--tolerance is a slowdown factor ≥ 1", hint="e.g. 1.10")
-    if args.files:
-        _check_recordings(args.files)
-        session = load(*args.files)
-        try:
-            advice = session.mig_advice(find_gpu(args.gpu) if args.gpu else None, args.tolerance)
-        finally:
-            session.close()
-    else:
-        if args.util is None or args.memory is None or args.gpu is None:
-            raise RoofscopeError(
-                "give a recording, or --gpu, --util and --memory",
-                hint="e.g. roofscope mig --gpu H100 --util 35 --sm-active 22 --memory 14",
-            )
-        for name in ("util", "sm_active"):
-            value = getattr(args, name)
-            if value is not None and not 0 <= value <= 100:
-                raise RoofscopeError(f"--{name.replace('_', '-')} is a percentage, 0–100")
-        sm = args.sm_active / 100 if args.sm_active is not None else None
-        a = advise(find_gpu(args.gpu), args.util / 100, args.memory * 1e9, sm, args.tolerance)
-        advice = [{"source": "given on the command line", **a.to_dict()}]
-    doc = {"advice": advice}
-    sys.stdout.write(render_mig(doc, args.format, Console(soft_wrap=False)))
-    return 0
-
-
-def _check_recordings(paths: Sequence[str]) -> None:
-    """One-line errors for files that are missing or not recordings, before any loading."""
-    from roofscope.monitor.recording import is_recording
-
-    for path in paths:
-        if not Path(path).exists():
-            raise RoofscopeError("no such file", path=path, hint="check the path")
-        if not is_recording(Path(path)):
-            raise RoofscopeError(
-                "not a roofscope recording",
-                path=path,
-                hint="recordings are written by roofscope record --out FILE.parquet",
-            )
 
 
 def _monitor(args: argparse.Namespace) -> int:
@@ -573,7 +274,7 @@ def _record_summary(args: argparse.Namespace) -> int:
     from roofscope.api import load
     from roofscope.output.gpu import render_summary
 
-    _check_recordings(args.summary)
+    check_recordings(args.summary)
     session = load(*args.summary)
     try:
         summaries = [g.to_dict() for g in summarise(session.con)]
@@ -586,10 +287,7 @@ def _record_summary(args: argparse.Namespace) -> int:
 COMMANDS = {
     "open": _open,
     "report": _report,
-    "diff": _diff,
-    "scaling": _scaling,
-    "cost": _cost,
-    "mig": _mig,
+    **compare_commands.COMMANDS,
     "monitor": _monitor,
     "record": _record,
 }

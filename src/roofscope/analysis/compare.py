@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from roofscope.errors import RoofscopeError
 from roofscope.grouping import base_name
 
 Row = dict[str, Any]
@@ -320,9 +321,16 @@ class Diff:
     warnings: list[str] = field(default_factory=list)
 
     def slower_than(self, threshold_pct: float) -> bool:
-        """The CI gate: summed kernel time grew by more than ``threshold_pct`` percent."""
+        """The CI gate: summed kernel time grew by more than ``threshold_pct`` percent. A side
+        without kernel time cannot pass the gate silently: that is the caller's error."""
         pct = self.total["delta_time_pct"]
-        return pct is not None and pct > threshold_pct
+        if pct is None:
+            raise RoofscopeError(
+                "cannot gate: one of the two exports has no kernel time",
+                path=self.after["path"] if not self.after["time_s"] else self.before["path"],
+                hint="--fail-if-slower needs kernels with durations in both",
+            )
+        return pct > threshold_pct
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -81,12 +81,19 @@ def _price(entry: Any, i: int, path: str | None) -> Price:
     if not isinstance(entry, dict) or "gpu" not in entry or "usd_per_gpu_hour" not in entry:
         raise RoofscopeError(f"{where} needs 'gpu' and 'usd_per_gpu_hour'", path=path, hint=HINT)
     value = entry["usd_per_gpu_hour"]
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise RoofscopeError(f"{where}: usd_per_gpu_hour must be a positive number", path=path)
     try:
         spec = find_gpu(str(entry["gpu"]))
     except RoofscopeError as exc:
-        raise RoofscopeError(f"{where}: {exc.message}", path=path, hint=exc.hint) from exc
+        raise RoofscopeError(
+            f"{where}: {exc.message}", path=path, hint='name one GPU of that list in gpu = "…"'
+        ) from exc
     return Price(
         spec.key,
         str(entry.get("offer", spec.key)),

@@ -90,7 +90,7 @@ def advise(
     name = spec.label
     if not profiles:
         return MigAdvice(name, None, [], [f"{name} has no MIG profiles in roofscope's table"])
-    total = total_slices(tuple(profiles))
+    total = total_slices(profiles_for(spec))
     need_mem = memory_bytes * (1 + MEMORY_HEADROOM)
     fits = []
     for p in sorted(profiles, key=lambda p: (p.slices, p.mem_gb)):
@@ -101,7 +101,7 @@ def advise(
                 min(fraction, 1.0),
                 p.mem_gb * GB >= need_mem,
                 slowdown(util, sm_active, min(fraction, 1.0)),
-                p.instances(total),
+                p.max_instances,
             )
         )
     good = [f for f in fits if f.fits_memory and f.slowdown <= tolerance]

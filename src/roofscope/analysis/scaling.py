@@ -20,7 +20,8 @@ from roofscope.hardware.ceilings import Ceiling
 
 _SEP = r"(?:^|[_\-.])"
 _END = r"(?=[_\-.]|$)"
-_BATCH = re.compile(rf"{_SEP}(?:b|bs|batch)[_\-]?(\d+){_END}", re.IGNORECASE)
+# "b64" is a batch size, "b200" the GPU
+_BATCH = re.compile(rf"{_SEP}(?:bs|batch|b(?![123]00{_END}))[_\-]?(\d+){_END}", re.IGNORECASE)
 _GPUS = re.compile(rf"{_SEP}(\d+)[_\-]?gpus?{_END}|{_SEP}gpus?[_\-]?(\d+){_END}", re.IGNORECASE)
 _PRECISION = re.compile(rf"{_SEP}(fp32|tf32|bf16|fp16|fp8|amp|mixed|int8){_END}", re.IGNORECASE)
 
@@ -40,11 +41,11 @@ def infer_setting(path: str) -> Setting:
     """Batch, precision and GPU count from a file name such as ``resnet18_bf16_b32_h100``."""
     name = Path(path).name
     setting = Setting()
-    if m := _BATCH.search(name):
+    if (m := _BATCH.search(name)) and int(m.group(1)) > 0:
         setting.batch, setting.sources["batch"] = int(m.group(1)), "file name"
     if m := _PRECISION.search(name):
         setting.precision, setting.sources["precision"] = m.group(1).lower(), "file name"
-    if m := _GPUS.search(name):
+    if (m := _GPUS.search(name)) and int(m.group(1) or m.group(2)) > 0:  # "gpu0" is an index
         setting.gpus, setting.sources["gpus"] = int(m.group(1) or m.group(2)), "file name"
     return setting
 
@@ -128,12 +129,15 @@ def step_numbers(
 
 
 def relate(rows: list[ScalingRow]) -> list[ScalingRow]:
-    """Order by (GPUs, batch), keeping the given order otherwise (the first precision or GPU
-    type named is the baseline), and fill speedup / scaling efficiency against the first row."""
-    rows = sorted(rows, key=lambda r: (r.setting.gpus, r.setting.batch or 0))
-    base = rows[0] if rows else None
+    """Order by (GPUs, batch; unknown batch last), keeping the given order otherwise (the first
+    precision or GPU type named is the baseline), and fill speedup / scaling efficiency against
+    the first row with a throughput."""
+    rows = sorted(
+        rows, key=lambda r: (r.setting.gpus, r.setting.batch is None, r.setting.batch or 0)
+    )
+    base = next((r for r in rows if r.samples_per_s), None)
     for r in rows:
-        if base is None or not base.samples_per_s or not r.samples_per_s:
+        if base is None or not r.samples_per_s:
             continue
         r.speedup = r.samples_per_s / base.samples_per_s
         if r.setting.gpus != base.setting.gpus:

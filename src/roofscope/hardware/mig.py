@@ -21,15 +21,22 @@ class MigProfile:
     sms: int | None
     profile_id: int | None
     media: bool = False  # +me: the one profile with the media engines
-
-    def instances(self, total_slices: int) -> int:
-        """How many of this profile fit on one GPU (a 4g leaves no room for a second 4g)."""
-        if self.slices == total_slices:
-            return 1
-        return {1: 7, 2: 3, 3: 2, 4: 1}.get(self.slices, total_slices // self.slices)
+    max_instances: int = 1  # how many fit on one GPU (NVIDIA's MIG user guide)
 
 
-def _parse(text: str) -> tuple[MigProfile, ...]:
+def _max_instances(slices: int, total: int, media: bool, double_memory: bool) -> int:
+    """Per the MIG user guide: the +me profile exists once; a 1g slice with twice the smallest
+    1g memory takes two memory slices, so four fit; a 4g leaves no room for another 4g."""
+    if media:
+        return 1
+    if total == 4:  # A30: 1g ×4, 2g ×2, 4g ×1
+        return total // slices
+    if slices == 1:
+        return 4 if double_memory else 7
+    return {2: 3, 3: 2}.get(slices, 1)
+
+
+def _parse(text: str, total: int = 7) -> tuple[MigProfile, ...]:
     """``1g.10gb (19) 16, 1g.10gb+me (20) 16, …`` as in specs.md §6."""
     out = []
     for item in text.split(","):
@@ -47,7 +54,19 @@ def _parse(text: str) -> tuple[MigProfile, ...]:
                 bool(me),
             )
         )
-    return tuple(out)
+    smallest_1g = min((p.mem_gb for p in out if p.slices == 1), default=0.0)
+    return tuple(
+        MigProfile(
+            p.name,
+            p.slices,
+            p.mem_gb,
+            p.sms,
+            p.profile_id,
+            p.media,
+            _max_instances(p.slices, total, p.media, p.slices == 1 and p.mem_gb > smallest_1g),
+        )
+        for p in out
+    )
 
 
 _A100_40 = "1g.5gb (19) 14, 1g.5gb+me (20) 14, 1g.10gb (15) 14, 2g.10gb (14) 28, 3g.20gb (9) 42, 4g.20gb (5) 56, 7g.40gb (0) 98"  # noqa: E501
@@ -71,7 +90,7 @@ PROFILES: dict[str, tuple[MigProfile, ...]] = {
         "4g.71gb (5), 7g.141gb (0) 132"
     ),
     "b200": _parse("1g.23gb, 1g.45gb, 2g.45gb, 3g.90gb, 4g.90gb, 7g.180gb"),
-    "a30": _parse("1g.6gb, 1g.6gb+me, 2g.12gb, 2g.12gb+me, 4g.24gb"),
+    "a30": _parse("1g.6gb, 1g.6gb+me, 2g.12gb, 2g.12gb+me, 4g.24gb", total=4),
 }
 PROFILES["h200-nvl-141gb"] = PROFILES["h200-sxm-141gb"]
 

@@ -14,6 +14,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from roofscope.grouping import base_name
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import to_json
 from roofscope.output.units import si
@@ -69,8 +70,13 @@ def header(doc: dict[str, Any]) -> list[str]:
     return [doc["by"], *(c[0] for c in COLUMNS)]
 
 
-def cells(row: dict[str, Any]) -> list[str]:
-    return [str(row["name"]), *(f(row) for _, f in COLUMNS)]
+def cells(row: dict[str, Any], by: str = "group") -> list[str]:
+    """Display cells; a launch row reads ``#k base name`` (the full name is in JSON/CSV)."""
+    name = str(row["name"])
+    if by == "launch" and " #" in name:
+        kernel, k = name.rsplit(" #", 1)
+        name = f"#{k} {base_name(kernel)}"
+    return [name, *(f(row) for _, f in COLUMNS)]
 
 
 def label(head: dict[str, Any]) -> str:
@@ -118,7 +124,7 @@ def to_markdown(doc: dict[str, Any], top: int | None = None) -> str:
     out.append("| " + " | ".join(header(doc)) + " |")
     out.append("|---|" + "---:|" * (len(COLUMNS) - 1) + "---|")
     for row in shown:
-        out.append("| " + " | ".join(_md(c) for c in cells(row)) + " |")
+        out.append("| " + " | ".join(_md(c) for c in cells(row, doc["by"])) + " |")
     if len(rows) > len(shown):
         out.append(
             f"\n{len(rows) - len(shown)} more rows with smaller changes "
@@ -165,18 +171,22 @@ def print_table(doc: dict[str, Any], console: Console, top: int | None = None) -
     )
     console.print(headline(doc))
     console.print(kernel_counts(doc))
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1, 0, 0))
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
     table.add_column(
-        doc["by"], overflow="ellipsis", no_wrap=True, min_width=14, max_width=console.width - 66
+        doc["by"],
+        overflow="ellipsis",
+        no_wrap=True,
+        min_width=14,
+        max_width=max(14, console.width - 68),
     )
     for name, _ in COLUMNS:
-        wide = {"% of roof": 9, "kernels": 10}.get(name, 7)
+        wide = {"% of roof": 9, "kernels": 10, "Δtime": 8}.get(name, 7)
         table.add_column(
             name, justify="right" if name != "kernels" else "left", no_wrap=True, min_width=wide
         )
     rows = doc["rows"]
     for row in rows[: top or SHOWN_ROWS]:
-        table.add_row(*cells(row))
+        table.add_row(*cells(row, doc["by"]))
     console.print(table)
     if len(rows) > (top or SHOWN_ROWS):
         console.print(f"{len(rows) - (top or SHOWN_ROWS)} more rows (--top N, --format json)")

@@ -36,7 +36,7 @@ ROOF_NAMES = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
 WIDTHS = {
     "before": 7,
     "after": 7,
-    "Δtime": 8,
+    "Δtime": 9,
     "Δ%": 7,
     "% of roof": 9,
     "ΔFLOP/s": 7,
@@ -137,7 +137,7 @@ class ComparePane(Vertical, can_focus=True):
         for name, _ in out.COLUMNS:
             table.add_column(name, width=WIDTHS.get(name, 10))
         for i, row in enumerate(self.doc["rows"]):
-            table.add_row(*out.cells(row), key=str(i))
+            table.add_row(*out.cells(row, self.by), key=str(i))
         self.redraw()
 
     def _summary(self) -> None:
@@ -319,7 +319,7 @@ class ComparePane(Vertical, can_focus=True):
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         if not self.doc:
             return [], []
-        return out.header(self.doc), [out.cells(r) for r in self.doc["rows"]]
+        return out.header(self.doc), [out.cells(r, self.by) for r in self.doc["rows"]]
 
     def current_text(self) -> str:
         return Text.from_ansi(self.text).plain
