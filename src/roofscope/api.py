@@ -325,10 +325,11 @@ class Session:
     def totals(self, report: int = 0) -> dict[str, Any]:
         rid = self.reports[report].report_id
         cols = ", ".join(f"sum({c} * invocations)" for c in (*summary.FLOPS, *summary.BYTES))
-        row = self.con.execute(
-            f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), {cols} "
-            f"FROM launch_facts WHERE report_id = {rid}"
-        ).fetchall()[0]
+        with self.lock:  # the TUI's workers share the connection (diff, scaling call this)
+            row = self.con.execute(
+                f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), "
+                f"{cols} FROM launch_facts WHERE report_id = {rid}"
+            ).fetchall()[0]
         flops = dict(zip(summary.FLOPS, row[3:7], strict=True))
         bytes_ = dict(zip(summary.BYTES, row[7:10], strict=True))
         return {
@@ -465,22 +466,8 @@ class Session:
     ) -> dict[str, Any]:
         """What a run of ``run_steps`` (or ``epochs`` × ``samples``) costs on each report's GPU
         at the table's prices; GPUs without a price get no cost and a warning."""
-        doc = self.scaling(settings)
-        rows = cost.estimate(doc["rows"], table, run_steps, epochs, samples)
-        warnings = list(doc["warnings"])
-        missing = sorted({r.gpu or "?" for r in rows if r.price is None})
-        if missing:
-            warnings.append(
-                f"no price for {', '.join(missing)}: add a [[price]] entry "
-                "(roofscope cost --example-prices shows the format)"
-            )
-        return {
-            "schema_version": JSON_SCHEMA_VERSION,
-            "run": {"steps": run_steps, "epochs": epochs, "samples": samples},
-            "prices": {"origin": table.origin, "examples_only": table.examples_only},
-            "rows": [r.to_dict() for r in rows],
-            "warnings": warnings,
-        }
+        doc = cost.cost_doc(self.scaling(settings), table, run_steps, epochs, samples)
+        return {"schema_version": JSON_SCHEMA_VERSION, **doc}
 
     def gpu_keys(self) -> list[str]:
         """Spec-table keys of the reports' GPUs."""
@@ -489,8 +476,7 @@ class Session:
     def _head(self, report: int) -> dict[str, Any]:
         r = self.reports[report]
         t = self.totals(report)
-        known = [v for v in t["flops"].values() if v is not None]
-        flops = sum(known) if known else None
+        flops = summary.flop_total(t["flops"])
         return {
             "path": r.path,
             "format": r.layout,

@@ -2,15 +2,9 @@
 # On the GPU machine: profile a ResNet-18 bf16 training step with the roofline sections (the
 # same sections as the fp32 sample), export its raw page, and run roofscope on the binary
 # .ncu-rep through the real ncu (the conversion path users on GPU nodes take).
-# Needs the .whl folder carried (duckdb, platformdirs). Run from the repository root.
-set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD/src ROOFSCOPE_CACHE_DIR=/tmp/rs-cache
-S="--section SpeedOfLight --section SpeedOfLight_RooflineChart"
-S="$S --section SpeedOfLight_HierarchicalDoubleRooflineChart --section SpeedOfLight_HierarchicalSingleRooflineChart"
-S="$S --section SpeedOfLight_HierarchicalHalfRooflineChart --section SpeedOfLight_HierarchicalTensorRooflineChart"
+# Needs the .whl folder carried (see setup.sh). Run from the repository root.
+. tools/device/setup.sh
+S=$SECTIONS
 start=$(date +%s)
 ncu --profile-from-start off $S -f -o /tmp/resnet18_bf16 \
   python3 tools/device/step.py resnet18 8 bf16 > "$OUT/resnet18_bf16.ncu-stdout.log" 2>&1

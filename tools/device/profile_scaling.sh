@@ -2,15 +2,9 @@
 # On the GPU machine: profile ResNet-18 training steps at several batch sizes and precisions with
 # the roofline sections (the same sections as the batch-8 samples) and export each raw page, for
 # roofscope's scaling and compare views. Usage: profile_scaling.sh "resnet18 16 bf16" "resnet18 32 bf16"
-# Needs the .whl folder carried (duckdb, platformdirs). Run from the repository root.
-set -u
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-  --target /tmp/site .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site:$PWD/src ROOFSCOPE_CACHE_DIR=/tmp/rs-cache
-S="--section SpeedOfLight --section SpeedOfLight_RooflineChart"
-S="$S --section SpeedOfLight_HierarchicalDoubleRooflineChart --section SpeedOfLight_HierarchicalSingleRooflineChart"
-S="$S --section SpeedOfLight_HierarchicalHalfRooflineChart --section SpeedOfLight_HierarchicalTensorRooflineChart"
+# Needs the .whl folder carried (see setup.sh). Run from the repository root.
+. tools/device/setup.sh
+S=$SECTIONS
 for run in "$@"; do
   set -- $run
   name="${1}_${3}_b${2}_h100"

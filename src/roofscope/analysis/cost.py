@@ -9,13 +9,13 @@ borrowed one.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from roofscope.errors import RoofscopeError
+from roofscope.grouping import user_config_path
 from roofscope.hardware.specs import find_gpu, match_device_name
 from roofscope.tomlfile import read_toml
 
@@ -47,8 +47,7 @@ def example_text() -> str:
 
 
 def user_prices_path() -> Path:
-    root = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(root) / "roofscope" / "prices.toml"
+    return user_config_path().parent / "prices.toml"
 
 
 def load_prices(path: str | None = None) -> PriceTable:
@@ -164,3 +163,28 @@ def estimate(
                 )
             )
     return sorted(out, key=lambda c: (c.cost_usd is None, c.cost_usd or 0.0))
+
+
+def cost_doc(
+    scaling: dict[str, Any],
+    table: PriceTable,
+    run_steps: int | None = None,
+    epochs: float | None = None,
+    samples: int | None = None,
+) -> dict[str, Any]:
+    """The cost document (docs/json.md) from an already measured scaling document, so a view
+    that shows both measures once."""
+    rows = estimate(scaling["rows"], table, run_steps, epochs, samples)
+    warnings = list(scaling["warnings"])
+    missing = sorted({r.gpu or "?" for r in rows if r.price is None})
+    if missing:
+        warnings.append(
+            f"no price for {', '.join(missing)}: add a [[price]] entry "
+            "(roofscope cost --example-prices shows the format)"
+        )
+    return {
+        "run": {"steps": run_steps, "epochs": epochs, "samples": samples},
+        "prices": {"origin": table.origin, "examples_only": table.examples_only},
+        "rows": [r.to_dict() for r in rows],
+        "warnings": warnings,
+    }

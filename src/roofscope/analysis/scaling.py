@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from roofscope.analysis.roofline import classify
+from roofscope.analysis.summary import flop_total
 from roofscope.hardware.ceilings import Ceiling
 
 _SEP = r"(?:^|[_\-.])"
@@ -115,8 +116,7 @@ def step_numbers(
     groups: list[dict[str, Any]], totals: dict[str, Any], ceilings: list[Ceiling]
 ) -> tuple[float | None, float | None, float | None]:
     """(FLOPs, time-weighted efficiency, % of the roof at the step's own intensity)."""
-    known = [v for v in totals["flops"].values() if v is not None]
-    flops = sum(known) if known else None
+    flops = flop_total(totals["flops"])
     timed = [(g["time_s"], g["efficiency"]) for g in groups if g["efficiency"] is not None]
     weight = sum(t for t, _ in timed if t)
     efficiency = sum(t * e for t, e in timed if t) / weight if weight else None

@@ -59,11 +59,16 @@ def rows(
     return [_finish(r, total, roofs) for r in data]
 
 
+def flop_total(flops: dict[str, float | None]) -> float | None:
+    """FLOPs over every precision measured; None when none was (unknown is not zero)."""
+    known = [v for v in flops.values() if v is not None]
+    return sum(known) if known else None
+
+
 def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> dict[str, object]:
     flops = {f: r.pop(f) for f in FLOPS}
     bytes_ = {b: r.pop(b) for b in BYTES}
-    known = [v for v in flops.values() if v is not None]
-    flop_sum = sum(known) if known else None
+    flop_sum = flop_total(flops)
     time_s = r["time_s"]
     r["time_pct"] = 100.0 * time_s / total if time_s is not None and total > 0 else None
     r["flops"] = flops

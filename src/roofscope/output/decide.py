@@ -12,8 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from roofscope.charts.bars import hbars
-from roofscope.output.export import dicts_csv
-from roofscope.output.render import to_json
+from roofscope.output.export import dicts_csv, table_text
+from roofscope.output.render import formatted
 from roofscope.output.units import si
 
 Column = tuple[str, Callable[[dict[str, Any]], str]]
@@ -75,9 +75,8 @@ def _table(columns: tuple[Column, ...], rows: list[dict[str, Any]], left: set[st
 
 
 def _md_table(columns: tuple[Column, ...], rows: list[dict[str, Any]]) -> list[str]:
-    out = ["| " + " | ".join(c[0] for c in columns) + " |", "|" + "---|" * len(columns)]
-    out += ["| " + " | ".join(f(r).replace("|", "\\|") for _, f in columns) + " |" for r in rows]
-    return out
+    header = [name for name, _ in columns]
+    return table_text(header, [[f(r) for _, f in columns] for r in rows], "md").splitlines()
 
 
 def _csv(rows: list[dict[str, Any]]) -> str:
@@ -109,27 +108,29 @@ def _caveat(prices: dict[str, Any]) -> str:
     return " — EXAMPLES, not quotes: put yours in --prices FILE" if prices["examples_only"] else ""
 
 
-def render_cost(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
-    if fmt == "json":
-        return to_json(doc)
-    if fmt == "csv":
-        return _csv(doc["rows"])
+def cost_markdown(doc: dict[str, Any]) -> str:
     prices = doc["prices"]
-    caveat = _caveat(prices)
-    if fmt == "md":
-        out = [
-            f"### roofscope cost: {run_line(doc)}",
-            "",
-            f"Prices: {prices['origin']}{caveat}",
-            "",
-        ]
-        report_col: Column = ("report", lambda r: f"`{Path(r['path']).name}`")
-        out += _md_table((report_col, *COST_COLUMNS), doc["rows"])
-        out += ["", *(f"> {w}" for w in doc["warnings"])]
-        return "\n".join(out).rstrip() + "\n"
-    console = console or Console(soft_wrap=False)
-    console.print(cost_renderable(doc, console.width))
-    return ""
+    out = [
+        f"### roofscope cost: {run_line(doc)}",
+        "",
+        f"Prices: {prices['origin']}{_caveat(prices)}",
+        "",
+    ]
+    report_col: Column = ("report", lambda r: f"`{Path(r['path']).name}`")
+    out += _md_table((report_col, *COST_COLUMNS), doc["rows"])
+    out += ["", *(f"> {w}" for w in doc["warnings"])]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_cost(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
+    return formatted(
+        doc,
+        fmt,
+        console,
+        csv=lambda d: _csv(d["rows"]),
+        md=cost_markdown,
+        table=cost_renderable,
+    )
 
 
 def cost_renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Group:
@@ -143,27 +144,26 @@ def cost_renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -
     )
 
 
+def mig_markdown(doc: dict[str, Any]) -> str:
+    out = ["### roofscope mig", ""]
+    for a in doc["advice"]:
+        out += [f"**{a['source']}** · {a['gpu']}", ""]
+        out += [f"- {line}" for line in a["reasoning"]]
+        out += ["", *_md_table(MIG_COLUMNS, a["profiles"]), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def mig_csv(doc: dict[str, Any]) -> str:
+    profiles = [
+        {"source": a["source"], "gpu": a["gpu"], **p} for a in doc["advice"] for p in a["profiles"]
+    ]
+    return _csv(profiles)
+
+
 def render_mig(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
-    if fmt == "json":
-        return to_json(doc)
-    if fmt == "csv":
-        return _csv(
-            [
-                {"source": a["source"], "gpu": a["gpu"], **p}
-                for a in doc["advice"]
-                for p in a["profiles"]
-            ]
-        )
-    if fmt == "md":
-        out = ["### roofscope mig", ""]
-        for a in doc["advice"]:
-            out += [f"**{a['source']}** · {a['gpu']}", ""]
-            out += [f"- {line}" for line in a["reasoning"]]
-            out += ["", *_md_table(MIG_COLUMNS, a["profiles"]), ""]
-        return "\n".join(out).rstrip() + "\n"
-    console = console or Console(soft_wrap=False)
-    console.print(mig_renderable(doc))
-    return ""
+    return formatted(
+        doc, fmt, console, csv=mig_csv, md=mig_markdown, table=lambda d, _: mig_renderable(d)
+    )
 
 
 def mig_renderable(doc: dict[str, Any]) -> Group:

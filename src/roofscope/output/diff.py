@@ -11,12 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from rich import box
-from rich.console import Console
+from rich.console import Console, Group
 from rich.table import Table
+from rich.text import Text
 
 from roofscope.grouping import base_name
 from roofscope.output.export import dicts_csv
-from roofscope.output.render import to_json
+from roofscope.output.render import formatted
 from roofscope.output.units import si
 
 SHOWN_ROWS = 20  # table and Markdown; JSON and CSV carry every row
@@ -163,21 +164,11 @@ def to_csv(doc: dict[str, Any]) -> str:
     return dicts_csv(rows)
 
 
-def print_table(doc: dict[str, Any], console: Console, top: int | None = None) -> None:
+def renderable(doc: dict[str, Any], width: int, top: int | None = None) -> Group:
     before, after = doc["before"], doc["after"]
-    console.print(
-        f"[b]{label(before)}[/b] ({before['gpu'] or 'GPU ?'}) → "
-        f"[b]{label(after)}[/b] ({after['gpu'] or 'GPU ?'})"
-    )
-    console.print(headline(doc))
-    console.print(kernel_counts(doc))
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
     table.add_column(
-        doc["by"],
-        overflow="ellipsis",
-        no_wrap=True,
-        min_width=14,
-        max_width=max(14, console.width - 68),
+        doc["by"], overflow="ellipsis", no_wrap=True, min_width=14, max_width=max(14, width - 68)
     )
     for name, _ in COLUMNS:
         wide = {"% of roof": 9, "kernels": 10, "Δtime": 8}.get(name, 7)
@@ -185,24 +176,33 @@ def print_table(doc: dict[str, Any], console: Console, top: int | None = None) -
             name, justify="right" if name != "kernels" else "left", no_wrap=True, min_width=wide
         )
     rows = doc["rows"]
-    for row in rows[: top or SHOWN_ROWS]:
+    shown = top or SHOWN_ROWS
+    for row in rows[:shown]:
         table.add_row(*cells(row, doc["by"]))
-    console.print(table)
-    if len(rows) > (top or SHOWN_ROWS):
-        console.print(f"{len(rows) - (top or SHOWN_ROWS)} more rows (--top N, --format json)")
-    for w in doc["warnings"]:
-        console.print(f"[yellow]⚠ {w}[/yellow]")
+    parts: list[Any] = [
+        Text.from_markup(
+            f"[b]{label(before)}[/b] ({before['gpu'] or 'GPU ?'}) → "
+            f"[b]{label(after)}[/b] ({after['gpu'] or 'GPU ?'})"
+        ),
+        Text(headline(doc)),
+        Text(kernel_counts(doc)),
+        table,
+    ]
+    if len(rows) > shown:
+        parts.append(Text(f"{len(rows) - shown} more rows (--top N, --format json)"))
+    parts += [Text(f"⚠ {w}", style="yellow") for w in doc["warnings"]]
+    return Group(*parts)
 
 
 def render_diff(
     doc: dict[str, Any], fmt: str, console: Console | None = None, top: int | None = None
 ) -> str:
     """Text for json/csv/md; ``table`` prints to ``console`` and returns ''."""
-    if fmt == "json":
-        return to_json(doc)
-    if fmt == "csv":
-        return to_csv(doc)
-    if fmt == "md":
-        return to_markdown(doc, top)
-    print_table(doc, console or Console(soft_wrap=False), top)
-    return ""
+    return formatted(
+        doc,
+        fmt,
+        console,
+        csv=to_csv,
+        md=lambda d: to_markdown(d, top),
+        table=lambda d, width: renderable(d, width, top),
+    )

@@ -295,6 +295,28 @@ def to_table(doc: dict[str, Any], console: Console) -> None:
         console.print(Text(f"warning: {w}", style="yellow"), soft_wrap=True)
 
 
+def formatted(
+    doc: dict[str, Any],
+    fmt: str,
+    console: Console | None,
+    *,
+    csv: Callable[[dict[str, Any]], str],
+    md: Callable[[dict[str, Any]], str],
+    table: Callable[[dict[str, Any], int], Any],
+) -> str:
+    """The one dispatch of every headless command: text for json/csv/md; for ``table`` the
+    rich renderable (built for the console's width) is printed and '' returned."""
+    if fmt == "json":
+        return to_json(doc)
+    if fmt == "csv":
+        return csv(doc)
+    if fmt == "md":
+        return md(doc)
+    console = console or Console(soft_wrap=False)
+    console.print(table(doc, console.width))
+    return ""
+
+
 def render(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str | None:
     """Return the text for json/csv/md; print a rich table to ``console`` for ``table``."""
     if fmt == "json":

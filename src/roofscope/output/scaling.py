@@ -13,7 +13,7 @@ from rich.text import Text
 
 from roofscope.charts.bars import hbars
 from roofscope.output.export import dicts_csv
-from roofscope.output.render import to_json
+from roofscope.output.render import formatted
 from roofscope.output.units import pct, ratio_pct, si
 
 
@@ -108,12 +108,4 @@ def renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Gro
 
 
 def render_scaling(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
-    if fmt == "json":
-        return to_json(doc)
-    if fmt == "csv":
-        return to_csv(doc)
-    if fmt == "md":
-        return to_markdown(doc)
-    console = console or Console(soft_wrap=False)
-    console.print(renderable(doc, console.width))
-    return ""
+    return formatted(doc, fmt, console, csv=to_csv, md=to_markdown, table=renderable)

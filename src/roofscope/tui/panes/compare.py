@@ -18,7 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from roofscope.analysis.compare import Diff, DiffRow
-from roofscope.analysis.cost import load_prices
+from roofscope.analysis.cost import cost_doc, load_prices
 from roofscope.charts.roofline import FAMILIES, Point, Roof, render
 from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
@@ -286,8 +286,9 @@ class ComparePane(Vertical, can_focus=True):
         parts: list[Any] = []
         try:
             if len(self.comparable()) >= 1:
-                parts.append(scaling_out.renderable(session.scaling(), width, self.rapp.ascii_only))
-                doc = session.cost(load_prices(), epochs=1, samples=DECIDE_SAMPLES)
+                measured = session.scaling()
+                parts.append(scaling_out.renderable(measured, width, self.rapp.ascii_only))
+                doc = cost_doc(measured, load_prices(), epochs=1, samples=DECIDE_SAMPLES)
                 parts += [Text(""), decide_out.cost_renderable(doc, width, self.rapp.ascii_only)]
             advice = session.mig_advice()
             if advice:
