@@ -26,6 +26,9 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(cache))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    # run folders and measured ceilings of the user's machine never leak into a test
+    monkeypatch.setenv("ROOFSCOPE_RUNS_DIR", str(tmp_path_factory.mktemp("runs")))
+    monkeypatch.setenv("ROOFSCOPE_CEILINGS_DIR", str(tmp_path_factory.mktemp("ceilings")))
     yield cache
 
 

@@ -22,6 +22,7 @@ from roofscope.analysis import (
     efficiency,
     join,
     mig,
+    model_check,
     scaling,
     summary,
     timeline,
@@ -339,6 +340,29 @@ class Session:
             "flops": flops,
             "bytes": bytes_,
         }
+
+    def phase_totals(self, ranges: list[list], report: int = 0) -> list[dict[str, Any]]:
+        """Kernels, time and FLOPs of launch-ID ranges (a profiling run's phases)."""
+        rid = self.reports[report].report_id
+        flops = " + ".join(f"coalesce({c}, 0)" for c in summary.FLOPS)
+        out = []
+        for phase, spans in model_check.merge_phases(ranges).items():
+            where = " OR ".join(f"launch_id BETWEEN {int(a)} AND {int(b)}" for a, b in spans)
+            with self.lock:
+                row = self.con.execute(
+                    f"SELECT count(*), sum(time_s * invocations), "
+                    f"sum(({flops}) * invocations), bool_and(tensor IS NOT NULL), "
+                    f"count(tensor) + count(fp32) FROM launch_facts "
+                    f"WHERE report_id = {rid} AND ({where})"
+                ).fetchall()[0]
+            out.append({
+                "phase": phase,
+                "kernels": int(row[0] or 0),
+                "time_s": row[1],
+                "flops": row[2] if row[4] else None,
+                "tensor_known": bool(row[3]),
+            })  # fmt: skip
+        return out
 
     def report_dict(self, by: str = "group", top: int | None = None) -> dict[str, Any]:
         """The documented JSON contract (docs/json.md): ``groups`` always, ``rows`` too when

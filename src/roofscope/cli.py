@@ -1,5 +1,6 @@
 """Command line: ``open`` (the TUI), ``report``, ``diff``, ``scaling``, ``cost`` and ``mig``
-(headless), ``monitor`` and ``record`` (GPUs).
+(headless), ``monitor`` and ``record`` (GPUs), ``profile``, ``runs``, ``doctor`` and
+``ceilings`` (profiling bundled models).
 
 Errors a user can cause are printed as one line, ``roofscope: FILE: what is wrong (hint)``, with
 exit code 2. pandas and Textual are never imported here.
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from roofscope import __version__
 from roofscope import cli_compare as compare_commands
+from roofscope import cli_profile as profile_commands
 from roofscope.cli_options import (
     add_format,
     add_load_options,
@@ -78,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_load_options(report)
     compare_commands.add_parsers(sub)
     _add_monitor(sub)
+    profile_commands.add_parsers(sub)
     _add_record(sub)
     return parser
 
@@ -290,6 +293,7 @@ COMMANDS = {
     **compare_commands.COMMANDS,
     "monitor": _monitor,
     "record": _record,
+    **profile_commands.COMMANDS,
 }
 
 

@@ -1,8 +1,9 @@
 """Roofline ceilings, each labelled with where it came from.
 
 Order (DESIGN.md §4): the report's own peak metrics (``*.peak_sustained`` × the matching clock,
-the same locked clock the kernels ran at), else the GPU spec table (datasheet, boost clock), else
-what the user gives. A ``--ceilings FILE.toml`` value is explicit and wins for the ceilings it
+the same locked clock the kernels ran at), else what ``roofscope ceilings`` measured on this
+machine for the same GPU model, else the GPU spec table (datasheet, boost clock), else what the
+user gives. A ``--ceilings FILE.toml`` value is explicit and wins for the ceilings it
 names; ``--gpu NAME`` picks the spec-table entry when the export does not name its GPU.
 """
 
@@ -17,6 +18,7 @@ import duckdb
 
 from roofscope import metric_names as mn
 from roofscope.errors import RoofscopeError
+from roofscope.hardware.measured import MEMORY_ROOFS, load_measured
 from roofscope.hardware.specs import GpuSpec
 from roofscope.sqlutil import one, quote_ident
 from roofscope.tomlfile import read_toml
@@ -229,6 +231,21 @@ def _from_spec(spec: GpuSpec) -> dict[str, Ceiling]:
     return out
 
 
+def _from_machine(spec: GpuSpec) -> dict[str, Ceiling]:
+    doc = load_measured(spec)
+    if doc is None:
+        return {}
+    out = {}
+    for name, entry in doc["ceilings"].items():
+        kind = MEMORY if name in MEMORY_ROOFS else COMPUTE
+        source = (
+            f"measured on this machine by roofscope ceilings ({doc.get('measured_at', '?')}, "
+            f"{doc.get('device', spec.label)}): {entry.get('method', '')}"
+        )
+        out[name] = Ceiling(name, kind, float(entry["value"]), _unit(name), source)
+    return out
+
+
 _QUANTITY = re.compile(
     r"^\s*([0-9.eE+-]+)\s*([kKMGTP]?)\s*(FLOP/s|FLOPS|flop/s|flops|B/s|byte/s|bytes/s|OP/s)?\s*$"
 )
@@ -289,6 +306,7 @@ def resolve_ceilings(
     chosen: dict[str, Ceiling] = {}
     if spec is not None:
         chosen.update(_from_spec(spec))
+        chosen.update(_from_machine(spec))
     chosen.update(_from_report(con, report_id, metrics, cc, traffic_levels))
     for name, value in (user or {}).items():
         chosen[name] = Ceiling(name, _kind(name), value, _unit(name), user_source)

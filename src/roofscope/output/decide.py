@@ -2,21 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rich import box
 from rich.console import Console, Group
-from rich.table import Table
 from rich.text import Text
 
 from roofscope.charts.bars import hbars
-from roofscope.output.export import dicts_csv, table_text
+from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
 from roofscope.output.units import si
-
-Column = tuple[str, Callable[[dict[str, Any]], str]]
 
 
 def _hours(value: float | None) -> str:
@@ -55,41 +50,6 @@ MIG_COLUMNS: tuple[Column, ...] = (
 )
 
 
-def _table(columns: tuple[Column, ...], rows: list[dict[str, Any]], left: set[str]) -> Table:
-    """Numbers keep their full width; long text (offer, GPU) is cut with an ellipsis."""
-    texts = [[f(r) for _, f in columns] for r in rows]
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 0))
-    for i, (name, _) in enumerate(columns):
-        squeezable = name in ("offer", "GPU")
-        table.add_column(
-            name,
-            justify="left" if name in left else "right",
-            no_wrap=True,
-            overflow="ellipsis",
-            min_width=None if squeezable else max([len(name), *(len(t[i]) for t in texts)]),
-            max_width=28 if squeezable else None,
-        )
-    for t in texts:
-        table.add_row(*t)
-    return table
-
-
-def _md_table(columns: tuple[Column, ...], rows: list[dict[str, Any]]) -> list[str]:
-    header = [name for name, _ in columns]
-    return table_text(header, [[f(r) for _, f in columns] for r in rows], "md").splitlines()
-
-
-def _csv(rows: list[dict[str, Any]]) -> str:
-    flat = []
-    for r in rows:
-        item = {k: v for k, v in r.items() if not isinstance(v, dict)}
-        for k, v in r.items():
-            if isinstance(v, dict):
-                item.update({f"{k}_{ik}": iv for ik, iv in v.items()})
-        flat.append(item)
-    return dicts_csv(flat)
-
-
 def cost_chart(doc: dict[str, Any], width: int, ascii_only: bool = False) -> list[str]:
     priced = [r for r in doc["rows"] if r["cost_usd"] is not None]
     items = [(f"{r['label']} · {_price(r, 'offer')}"[:40], r["cost_usd"]) for r in priced]
@@ -117,7 +77,7 @@ def cost_markdown(doc: dict[str, Any]) -> str:
         "",
     ]
     report_col: Column = ("report", lambda r: f"`{Path(r['path']).name}`")
-    out += _md_table((report_col, *COST_COLUMNS), doc["rows"])
+    out += column_markdown((report_col, *COST_COLUMNS), doc["rows"])
     out += ["", *(f"> {w}" for w in doc["warnings"])]
     return "\n".join(out).rstrip() + "\n"
 
@@ -127,7 +87,7 @@ def render_cost(doc: dict[str, Any], fmt: str, console: Console | None = None) -
         doc,
         fmt,
         console,
-        csv=lambda d: _csv(d["rows"]),
+        csv=lambda d: flat_csv(d["rows"]),
         md=cost_markdown,
         table=cost_renderable,
     )
@@ -138,7 +98,7 @@ def cost_renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -
     caveat = _caveat(prices)
     return Group(
         Text(f"cost of {run_line(doc)}; prices: {prices['origin']}{caveat}"),
-        _table(COST_COLUMNS, doc["rows"], {"setting", "GPU", "offer", "date"}),
+        column_table(COST_COLUMNS, doc["rows"], {"setting", "GPU", "offer", "date"}),
         *(Text(line) for line in cost_chart(doc, min(width, 100), ascii_only)),
         *(Text(f"⚠ {w}", style="yellow") for w in doc["warnings"]),
     )
@@ -149,7 +109,7 @@ def mig_markdown(doc: dict[str, Any]) -> str:
     for a in doc["advice"]:
         out += [f"**{a['source']}** · {a['gpu']}", ""]
         out += [f"- {line}" for line in a["reasoning"]]
-        out += ["", *_md_table(MIG_COLUMNS, a["profiles"]), ""]
+        out += ["", *column_markdown(MIG_COLUMNS, a["profiles"]), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -157,7 +117,7 @@ def mig_csv(doc: dict[str, Any]) -> str:
     profiles = [
         {"source": a["source"], "gpu": a["gpu"], **p} for a in doc["advice"] for p in a["profiles"]
     ]
-    return _csv(profiles)
+    return flat_csv(profiles)
 
 
 def render_mig(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
@@ -172,5 +132,5 @@ def mig_renderable(doc: dict[str, Any]) -> Group:
         parts.append(Text.from_markup(f"[b]MIG: {a['source']}[/b] · {a['gpu']}"))
         parts += [Text(f"  {line}") for line in a["reasoning"]]
         if a["profiles"]:
-            parts.append(_table(MIG_COLUMNS, a["profiles"], {"profile", "fits"}))
+            parts.append(column_table(MIG_COLUMNS, a["profiles"], {"profile", "fits"}))
     return Group(*parts)

@@ -35,6 +35,7 @@ from roofscope.tui.panes.efficiency import EfficiencyPane
 from roofscope.tui.panes.kernels import KernelsPane
 from roofscope.tui.panes.monitor import MonitorPane
 from roofscope.tui.panes.roofline import ROOFS, RooflinePane
+from roofscope.tui.panes.runs import RunsPane
 from roofscope.tui.panes.timeline import TimelinePane
 from roofscope.tui.screens.modals import ExportScreen, HelpScreen, RuleEditor
 
@@ -44,6 +45,7 @@ PANES = (
     ("efficiency", "Efficiency"),
     ("detail", "Detail"),
     ("monitor", "Monitor"),
+    ("runs", "Runs"),
     ("compare", "Compare"),
     ("timeline", "Timeline"),
 )
@@ -52,7 +54,7 @@ STALE = ("roofline", "efficiency", "detail", "timeline", "compare")
 
 HELP = """[b]roofscope[/b] — keys
 
-  1 2 3 4 5    Kernels · Roofline · Efficiency · Detail · Monitor (GPUs)
+  1 2 3 4 5 6  Kernels · Roofline · Efficiency · Detail · Monitor (GPUs) · Runs
   7 8          Compare (two or more reports) · Timeline (nsys)
   Enter        drill down (group → launches → detail; efficiency bin → its kernels)
   Escape       back (launches → groups; clear the filter)
@@ -63,6 +65,7 @@ HELP = """[b]roofscope[/b] — keys
   n            Kernels: group by name rules / innermost / outermost NVTX range (nsys)
   + - ← → 0    Timeline: zoom, pan, whole run · d device · f or Enter: filter Kernels
   f s + - ← →  Monitor: sample faster/slower, zoom, scroll back · Home start · End live
+  s c o        Runs: start the run set in the form · cancel it · open a run's report
   [ ] x v l    Compare: next before/after report · swap · rows by group/kernel/launch · AI level
   .            next report (when several are open)
   e            export what the pane shows (.csv/.md tables, .txt charts)
@@ -135,6 +138,9 @@ class StartScreen(Screen[str]):
             self.dismiss(event.option.id)
 
 
+RUNS_CHOICE = "⟶ profile a bundled model (Runs pane)"
+
+
 def start_choices() -> list[str]:
     from roofscope.store import recent_inputs
 
@@ -145,7 +151,7 @@ def start_choices() -> list[str]:
     ):
         if folder.is_dir():
             found += [str(p) for p in sorted(folder.glob("*.csv*")) if str(p) not in found]
-    return found + [p for p in recent_inputs() if p not in found]
+    return [RUNS_CHOICE, *found, *(p for p in recent_inputs() if p not in found)]
 
 
 class RoofscopeApp(App[None]):
@@ -163,6 +169,7 @@ class RoofscopeApp(App[None]):
         Binding("3", "show_pane('efficiency')", "Efficiency", id="pane.efficiency"),
         Binding("4", "show_pane('detail')", "Detail", id="pane.detail"),
         Binding("5", "show_pane('monitor')", "Monitor", id="pane.monitor"),
+        Binding("6", "show_pane('runs')", "Runs", id="pane.runs"),
         Binding("7", "show_pane('compare')", "Compare", id="pane.compare"),
         Binding("8", "show_pane('timeline')", "Timeline", id="pane.timeline"),
         Binding("e", "export", "Export", id="export"),
@@ -177,10 +184,14 @@ class RoofscopeApp(App[None]):
         *,
         ascii_only: bool = False,
         session: Session | None = None,
+        start_pane: str | None = None,
+        runs_dir: str | Path | None = None,
         **load_options: Any,
     ):
         super().__init__()
         self.paths = paths
+        self.start_pane = start_pane
+        self.runs_root = Path(runs_dir) if runs_dir else None
         self.load_options = load_options
         self.session: Session = session  # type: ignore[assignment]
         self.report = 0
@@ -202,8 +213,37 @@ class RoofscopeApp(App[None]):
             self.call_after_refresh(self._mount_panes)
         elif self.paths:
             self._open(self.paths)
+        elif self.start_pane == "runs":
+            self._mount_runs_only()
         else:
-            self.push_screen(StartScreen(start_choices()), lambda p: self._open([p]) if p else None)
+            self.push_screen(StartScreen(start_choices()), self._start_chosen)
+
+    def _start_chosen(self, choice: str | None) -> None:
+        if choice == RUNS_CHOICE:
+            self._mount_runs_only()
+        elif choice:
+            self._open([choice])
+
+    def _mount_runs_only(self) -> None:
+        """No report yet (``roofscope profile`` with no model): only the Runs pane."""
+        self.query_one("#loading").remove()
+        switcher = ContentSwitcher(RunsPane(self.runs_root, id="runs"), initial="runs")
+        self.mount(switcher, before=self.query_one(Footer))
+        self.call_after_refresh(lambda: self.query_one("#runs-table").focus())
+
+    def open_report(self, paths: list[str]) -> None:
+        """Replace what is open with ``paths`` (a finished run's report): every pane reloads."""
+        for switcher in self.query(ContentSwitcher):
+            switcher.remove()
+        if self.session is not None:
+            self.session.close()
+            self.session = None  # type: ignore[assignment]
+        self.paths = paths
+        self.report = 0
+        self.selected_group = self.selected_launch = None
+        self.stale = set(STALE)
+        self.mount(Static("loading…", id="loading"), before=self.query_one(Footer))
+        self._open(paths)
 
     def _watchdog(self) -> None:
         """Leave when the terminal is gone (an SSH link that dropped), like dolphie does."""
@@ -242,6 +282,7 @@ class RoofscopeApp(App[None]):
             MonitorPane(
                 self._monitor_source, autostart=False, ascii_only=self.ascii_only, id="monitor"
             ),
+            RunsPane(self.runs_root, id="runs"),
             initial="kernels",
         )
         self.mount(switcher, before=self.query_one(Footer))
@@ -357,9 +398,14 @@ class RoofscopeApp(App[None]):
         switchers = self.query(ContentSwitcher)
         if not switchers:
             return
+        if not self.query(f"#{key}"):
+            self.notify("open a report first: o or Enter on a finished run", severity="warning")
+            return
         switchers.first().current = key
         pane = self.query_one(f"#{key}")
         focusable = [w for w in pane.query("*") if w.focusable and w.display]
+        if key == "runs":  # the list first; Tab reaches the form
+            focusable = list(pane.query("#runs-table"))
         (focusable[0] if focusable else pane).focus()
         if key == "monitor":
             pane.start()  # type: ignore[attr-defined]

@@ -1,0 +1,86 @@
+"""The bundled models as data: what ``profile --list`` and the Runs pane show, without torch.
+
+Each entry names the source study it comes from (``shared/seeds``), the shape of one sample and
+how its size can be changed; ``zoo.registry`` builds the torch module behind a name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from roofscope.errors import RoofscopeError
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    name: str
+    title: str
+    study: str
+    input_kind: str  # "image" (C, H, W) or "tokens" (sequence length)
+    channels: int = 3
+    height: int = 224
+    width: int = 224
+    seq_len: int = 128
+    default_batch: int = 32
+    note: str = ""
+
+    def sample_shape(self, image_size: int | None = None, seq_len: int | None = None) -> tuple:
+        """One sample's input shape with the user's size applied (images stay square-scaled)."""
+        if self.input_kind == "tokens":
+            return (seq_len or self.seq_len,)
+        if image_size:
+            scale = image_size / self.height
+            return (self.channels, image_size, round(self.width * scale))
+        return (self.channels, self.height, self.width)
+
+    def input_text(self, image_size: int | None = None, seq_len: int | None = None) -> str:
+        shape = self.sample_shape(image_size, seq_len)
+        if self.input_kind == "tokens":
+            return f"{shape[0]} tokens"
+        return "×".join(str(d) for d in shape)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "input": self.input_text(),
+            "default_batch": self.default_batch,
+            "study": self.study,
+            "note": self.note,
+        }
+
+
+_IMAGENET = "ImageNet-sized images, 1000 classes"
+MODELS: dict[str, ModelInfo] = {
+    m.name: m
+    for m in (
+        ModelInfo("resnet50", "ResNet-50", "T4/L4/V100 study; NERSC",
+                  "image", note=_IMAGENET),
+        ModelInfo("resnet18", "ResNet-18", "A100 lab", "image", note=_IMAGENET),
+        ModelInfo("mobilenet_v2", "MobileNetV2", "T4/L4/V100 study",
+                  "image", note=_IMAGENET),
+        ModelInfo("vit_b_16", "ViT-B/16", "T4/L4/V100 study", "image",
+                  note=_IMAGENET + "; size must be a multiple of 16"),
+        ModelInfo("vgg11", "VGG11", "VGG study", "image", note=_IMAGENET),
+        ModelInfo("vgg13", "VGG13", "VGG study", "image", note=_IMAGENET),
+        ModelInfo("vgg19", "VGG19", "VGG study", "image", note=_IMAGENET),
+        ModelInfo("mlp", "SimpleMLP 784-256-128-10", "A100 lab", "image", channels=1,
+                  height=28, width=28, default_batch=128, note="MNIST-sized, 10 classes"),
+        ModelInfo("cnn", "SimpleCNN (two 5×5 convs)", "A100 lab", "image", channels=1,
+                  height=28, width=28, default_batch=128, note="MNIST-sized, 10 classes"),
+        ModelInfo("unet", "Downscaling U-Net (MAELSTROM)", "U-Net study",
+                  "image", height=96, width=128, note="two 96×128×1 outputs, MSE loss"),
+        ModelInfo("bert", "BERT-base encoder", "A100 lab", "tokens", default_batch=8,
+                  note="12×768, 2-class head; --seq-len sets the sequence length"),
+    )
+}  # fmt: skip
+
+
+def model_info(name: str) -> ModelInfo:
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise RoofscopeError(
+            f"unknown model {name!r}",
+            hint=f"choose one of {', '.join(MODELS)} (roofscope profile --list)",
+        ) from None

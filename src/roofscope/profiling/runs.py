@@ -1,0 +1,163 @@
+"""The runs directory: one folder per profiling run, with ``run.json`` saying what it was.
+
+A folder holds the ncu log, the ``.ncu-rep``, the exported CSV, ``analytic.json`` (the model's
+FLOPs and memory estimate) and ``run.json`` (settings, command, status, timings, phases), so a
+run can be listed, reopened and compared later — by the Runs pane, ``roofscope runs`` or a user
+with ``ls``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from roofscope.errors import RoofscopeError
+from roofscope.profiling.command import RunSpec
+
+RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+
+
+def runs_root() -> Path:
+    """``$ROOFSCOPE_RUNS_DIR``, else the platform user data folder (``~/.local/share``)."""
+    env = os.environ.get("ROOFSCOPE_RUNS_DIR")
+    if env:
+        return Path(env)
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("roofscope")) / "runs"
+
+
+@dataclass
+class Run:
+    folder: Path
+    spec: RunSpec
+    status: str = RUNNING
+    argv: list[str] = field(default_factory=list)
+    started: float = field(default_factory=time.time)
+    finished: float | None = None
+    kernels: int = 0
+    expected_kernels: int | None = None
+    exit_code: int | None = None
+    error: str | None = None
+    report: str | None = None
+    phases: list[list] = field(default_factory=list)
+    facts: dict[str, str] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.finished is None else self.finished - self.started
+
+    @property
+    def report_path(self) -> Path | None:
+        return self.folder / self.report if self.report else None
+
+    @property
+    def log_path(self) -> Path:
+        return self.folder / "ncu.log"
+
+    def analytic(self) -> dict[str, Any] | None:
+        path = self.folder / "analytic.json"
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "spec": self.spec.to_dict(),
+            "status": self.status,
+            "argv": self.argv,
+            "started": self.started,
+            "finished": self.finished,
+            "duration_s": self.duration,
+            "kernels": self.kernels,
+            "expected_kernels": self.expected_kernels,
+            "exit_code": self.exit_code,
+            "error": self.error,
+            "report": self.report,
+            "phases": self.phases,
+            "facts": self.facts,
+            "timings": self.timings,
+        }
+
+    def save(self) -> None:
+        """Atomically, so the Runs pane of another roofscope never reads half a file."""
+        tmp = self.folder / "run.json.tmp"
+        tmp.write_text(json.dumps(self.to_dict(), indent=1))
+        os.replace(tmp, self.folder / "run.json")
+
+    @classmethod
+    def load(cls, folder: Path) -> Run:
+        try:
+            data = json.loads((folder / "run.json").read_text())
+            spec = RunSpec.from_dict(data["spec"])
+        except (OSError, ValueError, KeyError, TypeError, RoofscopeError) as exc:
+            raise RoofscopeError(f"not a roofscope run ({exc})", path=str(folder)) from None
+        run = cls(folder, spec)
+        for key in (
+            "status",
+            "argv",
+            "started",
+            "finished",
+            "kernels",
+            "expected_kernels",
+            "exit_code",
+            "error",
+            "report",
+            "phases",
+            "facts",
+            "timings",
+        ):
+            if key in data and data[key] is not None:
+                setattr(run, key, data[key])
+        return run
+
+
+def new_run(spec: RunSpec, root: Path | None = None) -> Run:
+    root = root or runs_root()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RoofscopeError(
+            f"cannot create the runs folder ({exc.strerror})",
+            path=str(root),
+            hint="set ROOFSCOPE_RUNS_DIR or --runs-dir to a writable folder",
+        ) from None
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = f"{stamp}-{spec.slug}-{spec.preset}"
+    folder, n = root / base, 1
+    while True:
+        try:
+            folder.mkdir()
+            break
+        except FileExistsError:
+            n += 1
+            folder = root / f"{base}-{n}"
+    run = Run(folder, spec)
+    run.save()
+    return run
+
+
+def list_runs(root: Path | None = None) -> list[Run]:
+    """Past and current runs, newest first; folders without a readable run.json are skipped."""
+    root = root or runs_root()
+    if not root.is_dir():
+        return []
+    runs = []
+    for folder in root.iterdir():
+        if (folder / "run.json").is_file():
+            try:
+                runs.append(Run.load(folder))
+            except RoofscopeError:
+                continue
+    return sorted(runs, key=lambda r: r.started, reverse=True)

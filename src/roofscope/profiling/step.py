@@ -1,0 +1,199 @@
+"""One profiled step of a bundled model: ``python -m roofscope.profiling.step MODEL …``.
+
+This is the program ncu launches. Warm-up steps run first (cuDNN picks its algorithms,
+memory is allocated), then ``cudaProfilerStart``, the measured step(s) with NVTX ranges and
+phase markers around forward, backward and optimizer, and ``cudaProfilerStop``. With
+``--count-kernels`` it runs the same region under torch.profiler instead and prints how many
+kernels it launches, which gives the runner its ETA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import re
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import torch
+
+from roofscope.errors import RoofscopeError
+from roofscope.profiling import markers
+from roofscope.profiling.catalog import MODELS
+from roofscope.profiling.zoo.registry import Workload, workload
+
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
+MODES = ("train", "infer")
+
+
+def _say(key: str, value: object) -> None:
+    print(markers.line(key, value), flush=True)
+
+
+def set_precision(precision: str) -> None:
+    """fp32 means fp32: TF32 off for cuBLAS and cuDNN (PyTorch leaves cuDNN's on by default)."""
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+
+
+def _autocast(precision: str, device: torch.device) -> contextlib.AbstractContextManager:
+    if precision in ("bf16", "fp16"):
+        dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+        return torch.autocast(device.type, dtype=dtype)
+    return contextlib.nullcontext()
+
+
+class Phases:
+    """NVTX ranges (for nsys and ``ncu --nvtx``) plus a marker line per phase."""
+
+    def __init__(self, device: torch.device, announce: bool):
+        self.nvtx = device.type == "cuda"
+        self.announce = announce
+
+    @contextlib.contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        if self.announce:
+            _say("phase", name)
+        if self.nvtx:
+            torch.cuda.nvtx.range_push(name)
+        try:
+            yield
+        finally:
+            if self.nvtx:
+                torch.cuda.nvtx.range_pop()
+
+
+class Stepper:
+    def __init__(self, work: Workload, precision: str, mode: str, optimizer: str, device):
+        self.work, self.precision, self.mode, self.device = work, precision, mode, device
+        params = work.model.parameters()
+        self.optimizer = (
+            torch.optim.Adam(params, lr=1e-4)
+            if optimizer == "adam"
+            else torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+        )
+        self.scaler = torch.amp.GradScaler(device.type, enabled=precision == "fp16")
+        work.model.train(mode == "train")
+
+    def step(self, phase: Phases) -> None:
+        w = self.work
+        if self.mode == "infer":
+            with torch.inference_mode(), phase("forward"), _autocast(self.precision, self.device):
+                w.model(w.inputs)
+            return
+        with phase("forward"), _autocast(self.precision, self.device):
+            loss = w.loss(w.model(w.inputs), w.targets)
+        with phase("backward"):
+            self.scaler.scale(loss).backward()
+        with phase("optimizer"):
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            self.optimizer.zero_grad(set_to_none=True)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _count_kernels(stepper: Stepper, steps: int, device: torch.device, regex: str | None) -> int:
+    """Kernels the profiled region launches (memcpy/memset are not profiled by ncu)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            stepper.step(Phases(device, announce=False))
+        _sync(device)
+    pattern = re.compile(regex) if regex else None
+    names = [
+        e.name
+        for e in prof.events()
+        if str(e.device_type).endswith("CUDA") and not e.name.startswith(("Memcpy", "Memset"))
+    ]
+    return sum(1 for n in names if pattern is None or pattern.search(n))
+
+
+def run(args: argparse.Namespace) -> int:
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    set_precision(args.precision)
+    torch.manual_seed(0)
+    work = workload(args.model, args.batch, device, args.image_size, args.seq_len)
+    stepper = Stepper(work, args.precision, args.mode, args.optimizer, device)
+    quiet = Phases(device, announce=False)
+    timings = []
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    for _ in range(args.warmup):
+        _sync(device)
+        start = time.perf_counter()
+        stepper.step(quiet)
+        _sync(device)
+        timings.append(time.perf_counter() - start)
+    if timings:
+        _say("step_time_s", f"{min(timings):.6g}")
+    if device.type == "cuda":
+        _say("peak_memory_bytes", torch.cuda.max_memory_allocated(device))
+        _say("device", json.dumps(torch.cuda.get_device_name(device)))
+    if args.count_kernels:
+        _say("kernels", _count_kernels(stepper, args.steps, device, args.kernel_regex))
+        return 0
+    _sync(device)
+    if device.type == "cuda":
+        torch.cuda.profiler.start()
+    for i in range(args.steps):
+        _say("step", i)
+        stepper.step(Phases(device, announce=True))
+    _sync(device)
+    if device.type == "cuda":
+        torch.cuda.profiler.stop()
+    _say("done", args.model)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m roofscope.profiling.step")
+    p.add_argument("model", choices=list(MODELS))
+    p.add_argument("--batch", type=int, default=None)
+    p.add_argument("--precision", choices=PRECISIONS, default="fp32")
+    p.add_argument("--mode", choices=MODES, default="train")
+    p.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
+    p.add_argument("--image-size", type=int, default=None)
+    p.add_argument("--seq-len", type=int, default=None)
+    p.add_argument("--warmup", type=int, default=2)
+    p.add_argument("--steps", type=int, default=1)
+    p.add_argument("--device", default=None, help="cuda (default when present) or cpu")
+    p.add_argument("--count-kernels", action="store_true")
+    p.add_argument("--kernel-regex", default=None, help="with --count-kernels: count only these")
+    p.add_argument("--analytic-out", type=Path, default=None)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    args.batch = args.batch or MODELS[args.model].default_batch
+    try:
+        if args.analytic_out:
+            from roofscope.profiling.analytic import analytic
+
+            facts = analytic(
+                args.model,
+                args.batch,
+                args.precision,
+                args.mode,
+                args.optimizer,
+                args.image_size,
+                args.seq_len,
+            )
+            args.analytic_out.write_text(json.dumps(facts, indent=1))
+        return run(args)
+    except RoofscopeError as err:
+        print(err.one_line(), file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""The bundled models: architectures (parameter counts), analytic FLOPs against published values,
+the memory model, and one tiny real step of every model on CPU in each precision."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from roofscope.errors import RoofscopeError  # noqa: E402
+from roofscope.profiling import analytic  # noqa: E402
+from roofscope.profiling.catalog import MODELS  # noqa: E402
+from roofscope.profiling.step import Phases, Stepper, set_precision  # noqa: E402
+from roofscope.profiling.zoo.registry import build_model, workload  # noqa: E402
+
+# torchvision's parameter counts (its docs and model cards); the U-Net's from the MAELSTROM
+# study (3,525,650 trainable); BERT-base with pooler (109,482,240) + a 2-class head (1,538).
+PARAMETERS = {
+    "resnet18": 11_689_512,
+    "resnet50": 25_557_032,
+    "mobilenet_v2": 3_504_872,
+    "vit_b_16": 86_567_656,
+    "vgg11": 132_863_336,
+    "vgg13": 133_047_848,
+    "vgg19": 143_667_240,
+    "mlp": 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10,
+    "cnn": 2 * (25 + 1) + 16 * 100 + 100 + 100 * 10 + 10,
+    "unet": 3_525_650,
+    "bert": 109_482_240 + 768 * 2 + 2,
+}
+# forward GMAC per 224² image as torchvision publishes them ("GFLOPS" in its tables are MACs)
+GMAC = {
+    "resnet18": 1.814,
+    "resnet50": 4.089,
+    "mobilenet_v2": 0.301,
+    "vit_b_16": 17.564,
+    "vgg11": 7.609,
+    "vgg13": 11.308,
+    "vgg19": 19.632,
+}
+
+
+def test_every_catalogued_model_is_built():
+    assert set(PARAMETERS) == set(MODELS)
+
+
+@pytest.mark.parametrize("name", sorted(PARAMETERS))
+def test_parameter_counts_match_published_architectures(name):
+    with torch.device("meta"):
+        model = build_model(name)
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    assert trainable == PARAMETERS[name]
+
+
+def test_unet_non_trainable_counts_match_the_study():
+    """3,360 non-trainable parameters = the batch norms' running mean and variance."""
+    with torch.device("meta"):
+        model = build_model("unet")
+    stats = sum(b.numel() for n, b in model.named_buffers() if "running_" in n)
+    assert stats == 3360
+
+
+@pytest.mark.parametrize("name", sorted(GMAC))
+def test_forward_flops_match_published_gmac(name):
+    count = analytic.count_flops(name, batch=1, backward=False)
+    assert count.forward / 2e9 == pytest.approx(GMAC[name], rel=0.005)
+
+
+def test_backward_is_twice_forward_also_for_depthwise_convolutions():
+    """torch's own formula ignores groups (MobileNetV2 came out 19× its forward)."""
+    for name in ("mobilenet_v2", "resnet18"):
+        count = analytic.count_flops(name, batch=2)
+        assert 1.9 < count.backward / count.forward < 2.01, name
+
+
+def test_flops_scale_with_batch_and_list_layers():
+    one, four = analytic.count_flops("resnet18", 1), analytic.count_flops("resnet18", 4)
+    assert four.forward == 4 * one.forward
+    assert one.layers[0][1] == max(f for _, f in one.layers)
+    assert sum(f for _, f in one.layers) == one.forward
+    assert {"convolution", "addmm"} <= set(one.ops)
+
+
+def test_bert_flops_follow_the_sequence_length():
+    short = analytic.count_flops("bert", 1, seq_len=64, backward=False).forward
+    long = analytic.count_flops("bert", 1, seq_len=128, backward=False).forward
+    # linear layers scale with tokens, attention with tokens²: a bit over 2×
+    assert 2.0 < long / short < 2.2
+    # ≈ 2 × 85 M encoder weights × 128 tokens ≈ 21.8 GFLOP (+ attention)
+    assert long == pytest.approx(2 * 85_054_464 * 128 + 2 * 2 * 128 * 128 * 768 * 12, rel=0.01)
+
+
+def test_memory_model_is_linear_in_batch_and_counts_optimizer_state():
+    sgd = analytic.memory_model("resnet18", "fp32", "sgd")
+    adam = analytic.memory_model("resnet18", "fp32", "adam")
+    half = analytic.memory_model("resnet18", "bf16", "sgd")
+    infer = analytic.memory_model("resnet18", "fp32", mode="infer")
+    weights = 4 * 11_689_512
+    assert sgd["parameter_bytes"] == weights and sgd["optimizer_bytes"] == weights
+    assert adam["optimizer_bytes"] == 2 * weights
+    assert half["per_sample_bytes"] < sgd["per_sample_bytes"]
+    assert infer["gradient_bytes"] == 0 and infer["per_sample_bytes"] < sgd["per_sample_bytes"]
+    # ResNet-18 saves tens of MB of activations per 224² image for backward
+    assert 20e6 < sgd["per_sample_bytes"] < 200e6
+    at = [analytic.estimate_at(sgd, b) for b in (1, 2, 3)]
+    assert at[2] - at[1] == pytest.approx(at[1] - at[0])
+    fits = analytic.largest_batch(sgd, 80e9)
+    assert analytic.estimate_at(sgd, fits) <= 0.9 * 80e9 < analytic.estimate_at(sgd, fits + 1)
+
+
+TINY = {  # one small, fast step of every model on 2 CPU cores
+    "resnet18": {"image_size": 32},
+    "resnet50": {"image_size": 32},
+    "mobilenet_v2": {"image_size": 32},
+    "vit_b_16": {"image_size": 32},
+    "vgg11": {"image_size": 32},
+    "vgg13": {"image_size": 32},
+    "vgg19": {"image_size": 32},
+    "mlp": {},
+    "cnn": {},
+    "unet": {"image_size": 24},
+    "bert": {"seq_len": 8},
+}
+
+
+def _step(name: str, precision: str, mode: str = "train") -> list[str]:
+    set_precision(precision)
+    torch.manual_seed(0)
+    work = workload(name, 2, "cpu", **TINY[name])
+    before = [p.detach().clone() for p in work.model.parameters()][:3]
+    stepper = Stepper(work, precision, mode, "sgd", torch.device("cpu"))
+    seen: list[str] = []
+
+    class Recording(Phases):
+        def __call__(self, phase):  # type: ignore[override]
+            seen.append(phase)
+            return super().__call__(phase)
+
+    stepper.step(Recording(torch.device("cpu"), announce=False))
+    after = list(work.model.parameters())[:3]
+    changed = any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
+    assert changed == (mode == "train"), name
+    return seen
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_every_model_runs_a_tiny_training_step_on_cpu(name):
+    assert _step(name, "fp32") == ["forward", "backward", "optimizer"]
+
+
+@pytest.mark.parametrize("precision", ["tf32", "bf16", "fp16"])
+def test_precisions_run(precision):
+    assert _step("cnn", precision) == ["forward", "backward", "optimizer"]
+    assert _step("bert", precision, "infer") == ["forward"]
+
+
+def test_fp32_turns_tf32_off_and_tf32_on():
+    set_precision("tf32")
+    assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    set_precision("fp32")
+    assert not torch.backends.cuda.matmul.allow_tf32 and not torch.backends.cudnn.allow_tf32
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [("vit_b_16", {"image_size": 40}), ("unet", {"image_size": 50}), ("mlp", {"image_size": 32}),
+     ("resnet18", {"seq_len": 8}), ("bert", {"image_size": 64}), ("bert", {"seq_len": 600})],
+)  # fmt: skip
+def test_sizes_a_model_cannot_take_are_refused(name, options):
+    with pytest.raises(RoofscopeError):
+        build_model(name, **options)
+
+
+def test_step_program_prints_phase_markers_and_writes_the_analytic_model(tmp_path):
+    out = tmp_path / "analytic.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "roofscope.profiling.step", "mlp", "--batch", "4", "--device",
+         "cpu", "--warmup", "1", "--analytic-out", str(out)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("==ROOFSCOPE== phase")]
+    assert [ln.split()[-1] for ln in lines] == ["forward", "backward", "optimizer"]
+    import json
+
+    facts = json.loads(out.read_text())
+    assert facts["flops"]["forward"] == 2 * 4 * (784 * 256 + 256 * 128 + 128 * 10)
+    assert facts["memory"]["parameters"] == PARAMETERS["mlp"]

@@ -1,0 +1,349 @@
+"""Presets, commands, progress parsing and the runner — against a stand-in ncu that replays the
+``==PROF==`` lines of a real H100 run around the real step (on CPU) and exports a real CSV."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roofscope.cli import main
+from roofscope.profiling import command, runs
+from roofscope.profiling.command import RunSpec
+from roofscope.profiling.presets import PRESETS, QUICK_METRICS
+from roofscope.profiling.progress import LineSplitter, Progress
+from roofscope.profiling.runner import Runner
+from tests.conftest import DATA, SAMPLES
+
+LOG = DATA / "ncu_stdout_resnet18_h100.log"
+FAKE_NCU = DATA / "fake_ncu.py"
+FAKE_PYTHON = DATA / "fake_python.py"
+
+
+@pytest.fixture
+def fake_ncu(monkeypatch: pytest.MonkeyPatch) -> Path:
+    pytest.importorskip("torch")  # the stand-in runs the real step
+    monkeypatch.setenv("ROOFSCOPE_NCU", str(FAKE_NCU))
+    monkeypatch.setenv("FAKE_NCU_DELAY", "0")
+    return FAKE_NCU
+
+
+# -- presets and commands ------------------------------------------------------------------
+def test_presets_are_argument_lists_with_the_expected_ncu_options():
+    quick = PRESETS["quick"].args
+    assert quick.count("--metrics") == 1  # ncu: "cannot be specified more than once"
+    metrics = quick[quick.index("--metrics") + 1].split(",")
+    assert set(metrics) == {*QUICK_METRICS, r"regex:^sm__ops_path_tensor_src_.*\.sum$"}
+    for m in ("gpu__time_duration.sum", "dram__bytes_read.sum", "lts__t_bytes.sum",
+              "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+              "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed"):  # fmt: skip
+        assert m in metrics
+    roofline = PRESETS["roofline"].args
+    sections = [roofline[i + 1] for i, a in enumerate(roofline) if a == "--section"]
+    assert "SpeedOfLight_HierarchicalTensorRooflineChart" in sections and len(sections) == 6
+    assert PRESETS["full"].args == ("--set", "full")
+    assert PRESETS["nsys"].tool == "nsys" and "cudaProfilerApi" in PRESETS["nsys"].args
+    for p in PRESETS.values():
+        assert all(isinstance(a, str) and a for a in p.args)
+
+
+def test_profile_command_wraps_the_step_with_the_options(tmp_path):
+    spec = RunSpec("resnet50", batch=64, precision="bf16", preset="quick", clock_control="none",
+                   launch_skip=10, launch_count=100, kernel_regex="gemm|conv")  # fmt: skip
+    argv = command.profile_argv(spec, "/opt/ncu", tmp_path, python="/usr/bin/python3")
+    assert argv[:3] == ["/opt/ncu", "--profile-from-start", "off"]
+    joined = " ".join(argv)
+    for piece in ("--clock-control none", "--launch-skip 10", "--launch-count 100",
+                  "--kernel-name regex:gemm|conv", f"--export {tmp_path / 'report'}",
+                  "/usr/bin/python3 -m roofscope.profiling.step resnet50 --batch 64 "
+                  "--precision bf16 --mode train"):  # fmt: skip
+        assert piece in joined
+    assert argv[-2:] == ["--analytic-out", str(tmp_path / "analytic.json")]
+    export, target = command.export_argv(spec, "/opt/ncu", tmp_path)
+    assert export[1:3] == ["--import", str(tmp_path / "report.ncu-rep")]
+    assert target.name == "resnet50_bf16_b64_quick.ncu-raw.csv"
+    assert command.expected_kernels(spec, 361) == 100
+    assert command.expected_kernels(RunSpec("mlp", launch_skip=5), 20) == 15
+
+
+def test_nsys_preset_records_the_profiler_range(tmp_path):
+    spec = RunSpec("mlp", preset="nsys")
+    argv = command.profile_argv(spec, "nsys", tmp_path)
+    assert argv[:2] == ["nsys", "profile"] and "--capture-range" in argv
+    export, target = command.export_argv(spec, "nsys", tmp_path)
+    assert export[:4] == ["nsys", "export", "--type", "sqlite"] and target.suffix == ".sqlite"
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"model": "alexnet"}, {"model": "mlp", "batch": 0}, {"model": "mlp", "precision": "fp8"},
+     {"model": "mlp", "preset": "everything"}, {"model": "mlp", "kernel_regex": "gemm("},
+     {"model": "mlp", "clock_control": "boost"}, {"model": "mlp", "launch_count": 0}],
+)  # fmt: skip
+def test_bad_settings_are_one_line_errors(kwargs):
+    from roofscope.errors import RoofscopeError
+
+    with pytest.raises(RoofscopeError) as err:
+        RunSpec(**kwargs)
+    assert "\n" not in err.value.one_line()
+
+
+# -- progress --------------------------------------------------------------------------------
+def test_progress_reads_the_real_ncu_log():
+    p = Progress(expected=361)
+    for line in LOG.read_text().splitlines():
+        p.feed(line)
+    assert p.done == 361 and p.passes == 17 and p.index == 360
+    assert p.current == "multi_tensor_apply_kernel" and p.fraction == 1.0
+    assert p.report == "./art/resnet18_fp32.ncu-rep" and not p.errors
+
+
+def test_progress_follows_unfinished_lines_and_phases():
+    p = Progress(expected=4)
+    p.feed("==ROOFSCOPE== phase forward")
+    p.feed('==PROF== Profiling "sm90_xmma_gemm" - 0: 0%....50%', complete=False)
+    assert (p.done, p.percent, p.current, p.index) == (0, 50, "sm90_xmma_gemm", 0)
+    p.feed('==PROF== Profiling "sm90_xmma_gemm" - 0: 0%....50%....100% - 17 passes')
+    p.first_kernel_at = time.monotonic() - 10  # one kernel took 10 s
+    assert p.done == 1 and p.percent == 0 and p.eta() == pytest.approx(30, abs=0.5)
+    p.feed("==ROOFSCOPE== phase backward")
+    p.feed('==PROF== Profiling "k" - 1: 0%....50%....100% - 17 passes')
+    p.feed('==PROF== Profiling "k" - 2: 0%....50%....100% - 17 passes')
+    assert p.phase_ranges() == [("forward", 0, 0), ("backward", 1, 2)]
+    p.feed("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission")
+    assert p.permission_denied()
+
+
+def test_line_splitter_keeps_the_unfinished_tail():
+    s = LineSplitter()
+    assert s.feed(b"a\r\nb") == ["a"] and s.buffer == "b"
+    assert s.feed(b"c\n\xff\n") == ["bc", "\ufffd"] and s.buffer == ""
+
+
+# -- the runner ------------------------------------------------------------------------------
+def test_runner_counts_profiles_exports_and_records_the_run(fake_ncu, tmp_path):
+    seen: list[Progress] = []
+    runner = Runner(RunSpec("mlp", batch=4, warmup=1), root=tmp_path, python=str(FAKE_PYTHON),
+                    listener=lambda p: seen.append((p.done, p.eta())), tick=0)  # fmt: skip
+    run = runner.start()
+    assert run.status == runs.DONE, run.error
+    assert run.kernels == 361 and run.expected_kernels == 361
+    assert [p for p, *_ in run.phases] == ["forward", "backward", "optimizer"]
+    assert run.phases[0][1] == 0 and run.phases[-1][2] == 360
+    report = run.report_path
+    assert report.name == "mlp_fp32_b4_roofline.ncu-raw.csv"
+    assert report.read_bytes() == (SAMPLES / "resnet18_fp32_h100.ncu-raw.csv").read_bytes()
+    assert "==PROF== Profiling" in run.log_path.read_text()
+    assert {"count_s", "profile_s", "export_s"} <= set(run.timings)
+    assert float(run.facts["step_time_s"]) > 0
+    # progress went up, and the ETA came down to zero once the count was reached
+    dones = [d for d, _ in seen]
+    assert dones == sorted(dones) and dones[-1] == 361
+    assert [e for d, e in seen if d == 361][-1] == 0
+    again = runs.list_runs(tmp_path)[0]
+    assert again.to_dict() == run.to_dict()
+    assert again.analytic()["model"] == "mlp"
+    _phases_add_up(run)
+
+
+def _phases_add_up(run: runs.Run) -> None:
+    """Each phase's measured numbers sum to the report's; analytic FLOPs sit beside them."""
+    from roofscope.api import load
+    from roofscope.profiling.summary import run_summary
+
+    summary = run_summary(run)
+    rows = {r["phase"]: r for r in summary["phases"]}
+    session = load(str(run.report_path))
+    totals = session.totals()
+    session.close()
+    assert rows["step"]["kernels"] == totals["launches"] == 361
+    assert rows["step"]["time_s"] == pytest.approx(totals["time_s"])
+    assert rows["step"]["flops"] == pytest.approx(sum(v or 0 for v in totals["flops"].values()))
+    fwd = rows["forward"]
+    assert fwd["analytic_flops"] == 2 * 4 * (784 * 256 + 256 * 128 + 128 * 10)
+    assert fwd["measured_over_analytic"] == pytest.approx(fwd["flops"] / fwd["analytic_flops"])
+    assert rows["optimizer"]["analytic_flops"] is None
+
+
+def test_permission_error_fails_the_run_with_the_fix(fake_ncu, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_NCU_FAIL", "permission")
+    run = Runner(RunSpec("mlp", batch=2), root=tmp_path, count=False).start()
+    assert run.status == runs.FAILED
+    assert "ERR_NVGPUCTRPERM" in run.error and "NVreg_RestrictProfilingToAdminUsers=0" in run.error
+    assert run.report is None
+
+
+def test_crashing_application_fails_the_run_and_keeps_the_log(fake_ncu, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_NCU_FAIL", "crash")
+    run = Runner(RunSpec("mlp", batch=2, warmup=1), root=tmp_path, count=False).start()
+    assert run.status == runs.FAILED and "error code (11)" in run.error
+    assert 0 < run.kernels < 361 and "==PROF==" in run.log_path.read_text()
+
+
+def test_cancel_stops_ncu_and_the_step(fake_ncu, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_NCU_DELAY", "0.05")
+    started = threading.Event()
+
+    def listen(p: Progress) -> None:
+        if p.done >= 3:
+            started.set()
+
+    runner = Runner(RunSpec("mlp", batch=2, warmup=1), root=tmp_path, listener=listen,
+                    count=False, tick=0)  # fmt: skip
+    result: list[runs.Run] = []
+    thread = threading.Thread(target=lambda: result.append(runner.start()))
+    thread.start()
+    assert started.wait(60)
+    t0 = time.monotonic()
+    runner.cancel()
+    thread.join(30)
+    assert not thread.is_alive() and time.monotonic() - t0 < 10
+    run = result[0]
+    assert run.status == runs.CANCELLED and run.report is None
+    assert 3 <= run.kernels < 361
+    assert json.loads((run.folder / "run.json").read_text())["status"] == "cancelled"
+
+
+def test_missing_ncu_is_a_one_line_error(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("ROOFSCOPE_NCU", str(tmp_path / "nowhere" / "ncu"))
+    assert main(["profile", "mlp", "--no-open", "--runs-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("roofscope: ncu not found (") and "\n" not in err
+
+
+# -- the CLI ---------------------------------------------------------------------------------
+class _Result:
+    def __init__(self, returncode: int, stdout: str, stderr: str):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):
+    """``roofscope ARGS`` through the entry point, in this process (no interpreter start-up)."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> _Result:
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
+        capsys.readouterr()
+        code = main(list(args))
+        out = capsys.readouterr()
+        return _Result(code, out.out, out.err)
+
+    return run
+
+
+def test_profile_list_names_every_model(cli):
+    out = cli("profile", "--list", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    models = json.loads(out.stdout)["models"]
+    assert [m["name"] for m in models][:2] == ["resnet50", "resnet18"] and len(models) == 11
+    table = cli("profile", "--list")
+    assert "MobileNetV2" in table.stdout and "96×128" in table.stdout
+
+
+def test_dry_run_prints_the_exact_commands(tmp_path, cli):
+    out = cli("profile", "resnet50", "--precision", "bf16", "--batch", "64", "--dry-run",
+               "--runs-dir", str(tmp_path), env={"ROOFSCOPE_NCU": str(FAKE_NCU)})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = [ln for ln in out.stdout.splitlines() if not ln.startswith("#")]
+    assert lines[0].endswith("--count-kernels")
+    assert lines[1].startswith(f"{FAKE_NCU} --profile-from-start off")
+    assert "--section SpeedOfLight_RooflineChart" in lines[1]
+    assert "roofscope.profiling.step resnet50 --batch 64 --precision bf16" in lines[1]
+    assert lines[2].endswith("--csv --page raw --print-units base")
+    assert not list(tmp_path.iterdir())  # nothing ran
+
+
+def test_profile_through_the_cli_prints_the_phase_summary(fake_ncu, tmp_path, cli):
+    out = cli("profile", "mlp", "--batch", "4", "--warmup", "1", "--no-count", "--no-open",
+               "--format", "json", "--runs-dir", str(tmp_path))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["status"] == "done" and [r["phase"] for r in doc["phases"]][-1] == "step"
+    listed = cli("runs", "--runs-dir", str(tmp_path), "--format", "json")
+    [run] = json.loads(listed.stdout)["runs"]
+    assert run["spec"]["model"] == "mlp" and run["status"] == "done" and run["kernels"] == 361
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["profile", "alexnet", "--dry-run"], ["profile", "mlp", "--kernel-regex", "a(", "--dry-run"],
+     ["profile", "bert", "--image-size", "64", "--estimate"]],
+)  # fmt: skip
+def test_user_errors_exit_2_with_one_line(args, cli):
+    out = cli(*args)
+    assert out.returncode == 2 and out.stderr.startswith("roofscope: ")
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_estimate_prints_flops_and_memory_by_batch(cli):
+    pytest.importorskip("torch")
+    out = cli("profile", "resnet50", "--estimate", "--format", "json")
+    doc = json.loads(out.stdout)
+    assert doc["flops"]["gmac_per_sample"] == pytest.approx(4.089, rel=0.005)
+    batches = [r["batch"] for r in doc["by_batch"]]
+    assert batches == [1, 8, 32, 64, 128, 256]
+    mem = [r["memory_bytes"] for r in doc["by_batch"]]
+    assert mem == sorted(mem)
+
+
+def test_doctor_without_a_gpu_names_each_fix(cli):
+    out = cli("doctor", "--format", "json", env={"ROOFSCOPE_NCU": "/nowhere/ncu"})
+    checks = {c["check"]: c for c in json.loads(out.stdout)["checks"]}
+    assert out.returncode == 1
+    assert checks["ncu"]["status"] == "fail" and "ROOFSCOPE_NCU" in checks["ncu"]["hint"]
+    assert checks["runs folder"]["status"] == "ok"
+    assert {"GPU and driver", "nsys", "counter permission", "torch"} <= set(checks)
+    with_fake = cli("doctor", env={"ROOFSCOPE_NCU": str(FAKE_NCU)})
+    assert "Version 2025.3.1.0" in with_fake.stdout
+
+
+def test_doctor_reports_a_run_refused_counters(fake_ncu, tmp_path, monkeypatch, cli):
+    monkeypatch.setenv("FAKE_NCU_FAIL", "permission")
+    Runner(RunSpec("mlp", batch=2), root=tmp_path, count=False).start()
+    out = cli("doctor", "--format", "json", env={"ROOFSCOPE_RUNS_DIR": str(tmp_path)})
+    check = {c["check"]: c for c in json.loads(out.stdout)["checks"]}["counter permission"]
+    assert check["status"] == "fail" and "NVreg_RestrictProfilingToAdminUsers" in check["hint"]
+
+
+def test_ceilings_needs_a_gpu(cli):
+    pytest.importorskip("torch")
+    out = cli("ceilings")
+    assert out.returncode == 2 and "torch sees no CUDA GPU" in out.stderr
+
+
+def test_cli_and_tui_do_not_import_torch():
+    code = ("import sys, roofscope.cli, roofscope.tui.app, roofscope.profiling.runner, "
+            "roofscope.profiling.doctor; print('torch' in sys.modules)")  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "False", out.stderr
+
+
+# -- the parser under hypothesis -----------------------------------------------------------
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=120), max_size=20), st.booleans())
+def test_progress_never_raises_on_arbitrary_output(lines, complete):
+    p = Progress()
+    for line in lines:
+        p.feed(line, complete)
+        p.feed("==PROF== " + line, complete)
+        p.feed("==ROOFSCOPE== " + line, complete)
+    assert p.done >= 0 and (p.fraction is None or 0 <= p.fraction <= 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters='\r\n"'), min_size=1, max_size=60),
+       st.integers(0, 10**6), st.integers(1, 99))  # fmt: skip
+def test_progress_reads_any_kernel_line(name, index, passes):
+    p = Progress()
+    p.feed(f'==PROF== Profiling "{name}" - {index}: 0%....50%....100% - {passes} passes')
+    assert (p.current, p.index, p.passes, p.done) == (name, index, passes, 1)
