@@ -65,7 +65,8 @@ class RunsPane(Vertical):
     RunsPane #runs-form { height: 3; }
     RunsPane #runs-form Select { width: 1fr; }
     RunsPane #runs-form #run-batch { width: 10; }
-    RunsPane #runs-head { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
+    RunsPane #runs-form Input:focus { border: tall $accent; }
+    RunsPane #runs-head { height: auto; }
     RunsPane #runs-table { height: 1fr; }
     RunsPane #run-detail { height: auto; max-height: 50%; }
     """
@@ -116,9 +117,14 @@ class RunsPane(Vertical):
         tool = f"ncu: {ncu}" if ncu else "ncu not found (roofscope doctor)"
         self.query_one("#runs-head", Static).update(
             f"Runs · {tool} · folder {where}\n"
-            "choose model · precision · batch · preset · mode, then s to start; c cancels; "
-            "o or Enter opens a finished run's report"
+            "Tab to the form: model · precision · batch · preset · mode; s (or Enter in batch) "
+            "starts, c cancels, Enter on a run opens its report"
         )
+
+    @on(Input.Submitted, "#run-batch")
+    def _batch_entered(self) -> None:
+        """Enter in the batch field starts the run (``s`` there would be typed)."""
+        self.action_start()
 
     @on(Select.Changed, "#run-model")
     def _model_changed(self, event: Select.Changed) -> None:
@@ -177,6 +183,8 @@ class RunsPane(Vertical):
             lines += progress_lines(self.progress, self.size.width, self.rapp.ascii_only)
         elif run is not None:
             lines += self._finished_lines(run)
+        else:
+            lines.append("no runs yet: Tab to the form, choose a model, press s")
         self.query_one("#run-detail", Static).update("\n".join(lines))
 
     def _finished_lines(self, run: runs_dir.Run) -> list[str]:
@@ -202,13 +210,15 @@ class RunsPane(Vertical):
                 extra.append(f"estimate {si(mem['estimate_bytes'], 'B')}")
             if extra:
                 lines.append(" · ".join(extra))
+            if summary["phases"]:
+                lines.append(f"{'phase':<10}{'kernels':>8}{'time':>10}{'measured':>13}"
+                             f"{'analytic':>13}{'÷':>8}")  # fmt: skip
             for r in summary["phases"]:
                 ratio = r["measured_over_analytic"]
+                share = "—" if ratio is None else f"{ratio:.2f}" if ratio < 100 else f"{ratio:,.0f}"
                 lines.append(
-                    f"{r['phase']:<10} {r['kernels']:>5} kernels {si(r['time_s'], 's'):>9} · "
-                    f"measured {si(r['flops'], 'FLOP')} · "
-                    f"analytic {si(r['analytic_flops'], 'FLOP')}"
-                    + (f" · ×{ratio:.2f}" if ratio is not None else "")
+                    f"{r['phase']:<10}{r['kernels']:>8}{si(r['time_s'], 's'):>10}"
+                    f"{si(r['flops'], 'FLOP'):>13}{si(r['analytic_flops'], 'FLOP'):>13}{share:>8}"
                 )
         return lines
 
