@@ -90,3 +90,15 @@ def test_ceilings_command_keeps_only_roofs_near_the_datasheet(monkeypatch, capsy
     assert rows["l2"]["of_spec"] is None and rows["l2"]["saved"] is True
     saved = load_measured(match_device_name("NVIDIA H100 80GB HBM3"))["ceilings"]
     assert set(saved) == {"tensor_bf16", "dram", "l2"}
+
+
+def test_a_broken_measurement_file_is_ignored():
+    folder = measured_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = match_device_name("NVIDIA H100 80GB HBM3")
+    for text in ("[1]", '{"ceilings": {"fp32": {"value": true}, "dram": {"value": Infinity}}}'):
+        (folder / f"{spec.key}.json").write_text(text)
+        doc = load_measured(spec)
+        assert doc is None or doc["ceilings"] == {}
+    roofs = _ceilings(str(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"))
+    assert roofs["fp32"].source.startswith("datasheet")

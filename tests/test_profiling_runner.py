@@ -85,7 +85,8 @@ def test_nsys_preset_records_the_profiler_range(tmp_path):
     "kwargs",
     [{"model": "alexnet"}, {"model": "mlp", "batch": 0}, {"model": "mlp", "precision": "fp8"},
      {"model": "mlp", "preset": "everything"}, {"model": "mlp", "kernel_regex": "gemm("},
-     {"model": "mlp", "clock_control": "boost"}, {"model": "mlp", "launch_count": 0}],
+     {"model": "mlp", "clock_control": "boost"}, {"model": "mlp", "launch_count": 0},
+     {"model": "resnet18", "image_size": 10}, {"model": "bert", "seq_len": 1000}],
 )  # fmt: skip
 def test_bad_settings_are_one_line_errors(kwargs):
     from roofscope.errors import RoofscopeError
@@ -347,3 +348,37 @@ def test_progress_reads_any_kernel_line(name, index, passes):
     p = Progress()
     p.feed(f'==PROF== Profiling "{name}" - {index}: 0%....50%....100% - {passes} passes')
     assert (p.current, p.index, p.passes, p.done) == (name, index, passes, 1)
+
+
+def test_a_kernel_regex_that_looks_like_an_option_stays_one_argument():
+    argv = command.count_argv(RunSpec("mlp", kernel_regex="-gemm"))
+    assert argv[-1] == "--kernel-regex=-gemm"
+
+
+def test_foreign_or_broken_run_folders_are_skipped_and_dead_runs_marked(tmp_path):
+    good = runs.new_run(RunSpec("mlp"), tmp_path)
+    good.facts["pid"] = "999999999"  # a roofscope that was killed mid-run
+    good.save()
+    for name, doc in (("a", {"spec": {"model": "mlp"}, "started": "yesterday"}),
+                      ("b", {"spec": {"model": "mlp"}, "phases": [["forward", None, None]]}),
+                      ("c", [1, 2]), ("d", {"spec": {"model": "alexnet"}})):  # fmt: skip
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "run.json").write_text(json.dumps(doc))
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "run.json").write_text("{not json")
+    [run] = runs.list_runs(tmp_path)
+    assert run.name == good.name and run.status == runs.ABANDONED
+
+
+def test_an_unwritable_runs_folder_is_a_one_line_error(tmp_path, cli):
+    target = tmp_path / "file"
+    target.write_text("x")
+    out = cli("profile", "mlp", "--no-open", "--runs-dir", str(target / "runs"),
+              env={"ROOFSCOPE_NCU": str(FAKE_NCU)})  # fmt: skip
+    assert out.returncode == 2 and out.stderr.startswith("roofscope: ")
+    assert "ROOFSCOPE_RUNS_DIR" in out.stderr and "\n" not in out.stderr.strip()
+
+
+def test_estimate_without_a_model_is_an_error(cli):
+    out = cli("profile", "--estimate")
+    assert out.returncode == 2 and "need a MODEL" in out.stderr

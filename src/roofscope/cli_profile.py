@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -143,6 +144,8 @@ def run_profile(args: argparse.Namespace) -> int:
         _write(out.render_models(doc, args.format))
         return 0
     if args.model is None:
+        if args.estimate or args.dry_run:
+            raise RoofscopeError("--estimate and --dry-run need a MODEL", hint="see --list")
         from roofscope.tui.app import RoofscopeApp
 
         RoofscopeApp([], start_pane="runs", runs_dir=args.runs_dir).run()
@@ -256,6 +259,7 @@ def _run(spec: Any, root: Path | None, args: argparse.Namespace) -> int:
     line = _ProgressLine(f"{spec.model} {spec.precision} b{spec.batch} [{spec.preset}]")
     runner = Runner(spec, root=root, listener=line, count=not args.no_count)
     print(f"roofscope: run folder {runner.run.folder} (Ctrl+C cancels)", file=sys.stderr)
+    _interrupt_on(signal.SIGTERM, signal.SIGHUP)  # a job scheduler's kill cancels ncu too
     try:
         run = runner.start()
     except KeyboardInterrupt:
@@ -272,6 +276,14 @@ def _run(spec: Any, root: Path | None, args: argparse.Namespace) -> int:
 
         RoofscopeApp([str(run.report_path)]).run()
     return 0
+
+
+def _interrupt_on(*signals: signal.Signals) -> None:
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    for sig in signals:
+        signal.signal(sig, interrupt)
 
 
 def run_runs(args: argparse.Namespace) -> int:

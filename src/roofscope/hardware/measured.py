@@ -8,6 +8,7 @@ file applies to reports of the same GPU model (matched through the spec table's 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -65,6 +66,8 @@ def load_measured(spec: GpuSpec | None, folder: Path | None = None) -> dict[str,
         doc = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
+    if not isinstance(doc, dict):
+        return None
     ceilings = doc.get("ceilings")
     if not isinstance(ceilings, dict):
         return None
@@ -73,6 +76,8 @@ def load_measured(spec: GpuSpec | None, folder: Path | None = None) -> dict[str,
         for name, entry in ceilings.items()
         if isinstance(entry, dict)
         and isinstance(entry.get("value"), int | float)
+        and not isinstance(entry["value"], bool)
+        and math.isfinite(entry["value"])
         and entry["value"] > 0
     }
     return {**doc, "ceilings": good, "path": str(path)}

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from roofscope.errors import RoofscopeError
 
+MAX_POSITIONS = 512  # BERT's learned positions
+
 
 @dataclass(frozen=True)
 class ModelInfo:
@@ -84,3 +86,30 @@ def model_info(name: str) -> ModelInfo:
             f"unknown model {name!r}",
             hint=f"choose one of {', '.join(MODELS)} (roofscope profile --list)",
         ) from None
+
+
+def check_size(name: str, image_size: int | None, seq_len: int | None) -> None:
+    """Refused before anything runs (the step would fail inside ncu otherwise)."""
+    info = model_info(name)
+    if image_size is not None and info.input_kind != "image":
+        raise RoofscopeError(f"{name} takes tokens, not images", hint="use --seq-len")
+    if seq_len is not None and not (info.input_kind == "tokens" and 1 <= seq_len <= MAX_POSITIONS):
+        raise RoofscopeError(
+            f"--seq-len {seq_len} does not fit {name}",
+            hint=f"only bert takes a sequence length, 1 to {MAX_POSITIONS}",
+        )
+    if image_size is None:
+        return
+    minimum = {"mlp": 28, "cnn": 28, "unet": 24, "vit_b_16": 16}.get(name, 32)
+    if name in ("mlp", "cnn") and image_size != 28:
+        raise RoofscopeError(f"{name} takes 28×28 images only", hint="leave out --image-size")
+    if image_size < minimum or (name in ("vit_b_16",) and image_size % 16):
+        raise RoofscopeError(
+            f"--image-size {image_size} does not fit {name}",
+            hint=f"use at least {minimum}" + (", a multiple of 16" if name == "vit_b_16" else ""),
+        )
+    if name == "unet" and image_size % 24:
+        raise RoofscopeError(
+            "--image-size for unet must be a multiple of 24",
+            hint="it sets the height; the width stays 4/3 of it and both pool three times",
+        )

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from roofscope.errors import RoofscopeError
-from roofscope.profiling.catalog import model_info
+from roofscope.profiling.catalog import check_size, model_info
 from roofscope.profiling.presets import preset
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
@@ -61,6 +61,7 @@ class RunSpec:
         if self.batch is None:
             object.__setattr__(self, "batch", info.default_batch)
         preset(self.preset)
+        check_size(self.model, self.image_size, self.seq_len)
         _choice("precision", self.precision, PRECISIONS)
         _choice("mode", self.mode, MODES)
         _choice("optimizer", self.optimizer, ("sgd", "adam"))
@@ -217,7 +218,7 @@ def export_argv(spec: RunSpec, tool: str, run_dir: Path) -> tuple[list[str], Pat
 def count_argv(spec: RunSpec, python: str | None = None) -> list[str]:
     """The step under torch.profiler, without ncu: how many kernels the ETA waits for."""
     argv = [*step_argv(spec, python), "--count-kernels"]
-    return argv + (["--kernel-regex", spec.kernel_regex] if spec.kernel_regex else [])
+    return argv + ([f"--kernel-regex={spec.kernel_regex}"] if spec.kernel_regex else [])
 
 
 def expected_kernels(spec: RunSpec, counted: int) -> int:

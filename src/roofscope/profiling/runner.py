@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from roofscope.errors import RoofscopeError
 from roofscope.profiling import command, runs
@@ -57,21 +58,11 @@ class Runner:
     # -- control ---------------------------------------------------------------------------
     def cancel(self) -> None:
         """Stop ncu and the step (SIGINT, then SIGTERM, then SIGKILL after 5 s each)."""
-        self._cancelled.set()
         with self._lock:
+            self._cancelled.set()
             proc = self._proc
-        if proc is None or proc.poll() is not None:
-            return
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                return
-            try:
-                proc.wait(timeout=5)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        if proc is not None:
+            _stop_group(proc)
 
     @property
     def cancelled(self) -> bool:
@@ -103,35 +94,50 @@ class Runner:
         self.listener(self.progress)
         return run
 
-    def _spawn(self, argv: list[str], log: Path | None, sink: Callable[[str, bool], None]) -> int:
+    def _popen(
+        self, argv: list[str], stdout: Any, stderr: Any = subprocess.STDOUT
+    ) -> subprocess.Popen | None:
+        """Start a child in its own process group, unless a cancel came first."""
         with self._lock:
+            if self._cancelled.is_set():
+                return None
             self._proc = subprocess.Popen(
                 argv,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stdout=stdout,
+                stderr=stderr,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-            proc = self._proc
+            return self._proc
+
+    def _spawn(self, argv: list[str], log: Path | None, sink: Callable[[str, bool], None]) -> int:
+        proc = self._popen(argv, subprocess.PIPE)
+        if proc is None:
+            return -signal.SIGINT
         assert proc.stdout is not None
         splitter = LineSplitter()
         last = 0.0
         fd = proc.stdout.fileno()
-        with open(log, "ab") if log else open(os.devnull, "wb") as out:
-            while chunk := os.read(fd, 65536):
-                out.write(chunk)
-                out.flush()
-                for line in splitter.feed(chunk):
-                    sink(line, True)
-                sink(splitter.buffer, False)
-                if time.monotonic() - last >= self.tick:
-                    last = time.monotonic()
-                    self.listener(self.progress)
-            if splitter.buffer:
-                sink(splitter.buffer, True)
-        code = proc.wait()
-        with self._lock:
-            self._proc = None
+        try:
+            with open(log, "ab") if log else open(os.devnull, "wb") as out:
+                while chunk := os.read(fd, 65536):
+                    out.write(chunk)
+                    out.flush()
+                    for line in splitter.feed(chunk):
+                        sink(line, True)
+                    sink(splitter.buffer, False)
+                    if time.monotonic() - last >= self.tick:
+                        last = time.monotonic()
+                        self.listener(self.progress)
+                if splitter.buffer:
+                    sink(splitter.buffer, True)
+        finally:
+            if proc.poll() is None or self.cancelled:
+                _stop_group(proc)  # an error here, or a cancel: leave nothing running
+            proc.stdout.close()
+            code = proc.wait()
+            with self._lock:
+                self._proc = None
         return code
 
     def _count(self) -> None:
@@ -198,6 +204,23 @@ class Runner:
     def _fail(self, message: str) -> None:
         self.run.status = runs.FAILED
         self.run.error = message
+
+
+def _stop_group(proc: subprocess.Popen) -> None:
+    """SIGINT, SIGTERM, SIGKILL to the whole group (ncu, the step and anything they started),
+    5 s apart; the group may outlive its leader, so it is signalled even after ncu exited."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=5)
+            os.killpg(proc.pid, 0)  # leader gone: is anything of the group left?
+        except subprocess.TimeoutExpired:
+            continue
+        except (ProcessLookupError, PermissionError):
+            return
 
 
 def raise_if_failed(run: runs.Run) -> None:

@@ -19,6 +19,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.profiling.command import RunSpec
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
+ABANDONED = "abandoned"
 
 
 def runs_root() -> Path:
@@ -103,6 +104,7 @@ class Run:
             spec = RunSpec.from_dict(data["spec"])
         except (OSError, ValueError, KeyError, TypeError, RoofscopeError) as exc:
             raise RoofscopeError(f"not a roofscope run ({exc})", path=str(folder)) from None
+        _check_types(data, folder)
         run = cls(folder, spec)
         for key in (
             "status",
@@ -123,6 +125,37 @@ class Run:
         return run
 
 
+_NUMBERS = ("started", "finished", "kernels", "expected_kernels", "exit_code")
+
+
+def _check_types(data: dict[str, Any], folder: Path) -> None:
+    """A hand-edited or foreign run.json is skipped, never a crash in a listing."""
+    bad = [k for k in _NUMBERS if data.get(k) is not None
+           and (isinstance(data[k], bool) or not isinstance(data[k], int | float))]  # fmt: skip
+    phases = data.get("phases") or []
+    if not isinstance(phases, list) or not all(
+        isinstance(p, list) and len(p) == 3 and isinstance(p[0], str)
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in p[1:])
+        for p in phases
+    ):  # fmt: skip
+        bad.append("phases")
+    for key in ("facts", "timings"):
+        if not isinstance(data.get(key) or {}, dict):
+            bad.append(key)
+    if bad:
+        raise RoofscopeError(f"run.json has unreadable {', '.join(bad)}", path=str(folder))
+
+
+def _alive(pid: str | None) -> bool:
+    try:
+        os.kill(int(pid or 0), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:
+        return True
+    return int(pid or 0) > 0
+
+
 def new_run(spec: RunSpec, root: Path | None = None) -> Run:
     root = root or runs_root()
     try:
@@ -136,15 +169,22 @@ def new_run(spec: RunSpec, root: Path | None = None) -> Run:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     base = f"{stamp}-{spec.slug}-{spec.preset}"
     folder, n = root / base, 1
-    while True:
-        try:
-            folder.mkdir()
-            break
-        except FileExistsError:
-            n += 1
-            folder = root / f"{base}-{n}"
-    run = Run(folder, spec)
-    run.save()
+    try:
+        while True:
+            try:
+                folder.mkdir()
+                break
+            except FileExistsError:
+                n += 1
+                folder = root / f"{base}-{n}"
+        run = Run(folder, spec)
+        run.save()
+    except OSError as exc:
+        raise RoofscopeError(
+            f"cannot write a run folder ({exc.strerror})",
+            path=str(root),
+            hint="set ROOFSCOPE_RUNS_DIR or --runs-dir to a writable folder",
+        ) from None
     return run
 
 
@@ -157,7 +197,10 @@ def list_runs(root: Path | None = None) -> list[Run]:
     for folder in root.iterdir():
         if (folder / "run.json").is_file():
             try:
-                runs.append(Run.load(folder))
+                run = Run.load(folder)
             except RoofscopeError:
                 continue
+            if run.status == RUNNING and not _alive(run.facts.get("pid")):
+                run.status = ABANDONED  # roofscope was killed mid-run
+            runs.append(run)
     return sorted(runs, key=lambda r: r.started, reverse=True)

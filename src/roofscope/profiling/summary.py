@@ -20,6 +20,11 @@ def run_summary(run: Run) -> dict[str, Any]:
         finally:
             session.close()
     analytic = run.analytic()
+    if analytic and run.spec.steps > 1:  # analytic.json is one step; the report holds N
+        flops = analytic.get("flops", {})
+        for key in ("forward", "backward", "step"):
+            if isinstance(flops.get(key), int | float):
+                flops[key] *= run.spec.steps
     return {
         "run": run.name,
         "status": run.status,

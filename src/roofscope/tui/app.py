@@ -96,7 +96,18 @@ class RoofscopeCommands(Provider):
             (f"Pane: {title}", lambda k=key: app.action_show_pane(k), "switch pane")
             for key, title in PANES
         ]
-        entries += [
+        if app.session is None:  # only the Runs pane so far
+            entries = [e for e in entries if e[0] == "Pane: Runs"]
+        else:
+            entries += self._report_entries(app)
+        for text, callback, help_text in entries:
+            score = matcher.match(text)
+            if score > 0:
+                yield Hit(score, matcher.highlight(text), callback, help=help_text)
+
+    @staticmethod
+    def _report_entries(app: RoofscopeApp) -> list[tuple[str, Any, str]]:
+        entries: list[tuple[str, Any, str]] = [
             (f"Group: {name}", lambda n=name: app.jump_to_group(n), "select in Kernels")
             for name in app.group_names()
         ]
@@ -108,10 +119,7 @@ class RoofscopeCommands(Provider):
             (f"Group by: {axis}", lambda a=axis: app.set_axis(a), "grouping axis of Kernels")
             for axis in AXES
         ]
-        for text, callback, help_text in entries:
-            score = matcher.match(text)
-            if score > 0:
-                yield Hit(score, matcher.highlight(text), callback, help=help_text)
+        return entries
 
 
 class StartScreen(Screen[str]):
@@ -192,6 +200,7 @@ class RoofscopeApp(App[None]):
         self.paths = paths
         self.start_pane = start_pane
         self.runs_root = Path(runs_dir) if runs_dir else None
+        self._came_from_runs = False
         self.load_options = load_options
         self.session: Session = session  # type: ignore[assignment]
         self.report = 0
@@ -233,6 +242,11 @@ class RoofscopeApp(App[None]):
 
     def open_report(self, paths: list[str]) -> None:
         """Replace what is open with ``paths`` (a finished run's report): every pane reloads."""
+        runs = self.query(RunsPane)
+        if runs and runs.first().runner is not None:
+            self.notify("a run is going: open reports when it ends (c cancels it)",
+                        severity="warning")  # fmt: skip
+            return
         for switcher in self.query(ContentSwitcher):
             switcher.remove()
         if self.session is not None:
@@ -240,6 +254,7 @@ class RoofscopeApp(App[None]):
             self.session = None  # type: ignore[assignment]
         self.paths = paths
         self.report = 0
+        self._came_from_runs = True
         self.selected_group = self.selected_launch = None
         self.stale = set(STALE)
         self.mount(Static("loading…", id="loading"), before=self.query_one(Footer))
@@ -260,8 +275,11 @@ class RoofscopeApp(App[None]):
         self.call_from_thread(self._opened, session)
 
     def _failed(self, exc: RoofscopeError) -> None:
-        self.query_one("#loading", Static).update(exc.one_line())
         self.notify(exc.one_line(), severity="error", timeout=10)
+        if self.start_pane == "runs" or self.query(RunsPane) or self._came_from_runs:
+            self._mount_runs_only()  # back to the runs rather than a dead end
+            return
+        self.query_one("#loading", Static).update(exc.one_line())
 
     def _opened(self, session: Session) -> None:
         self.session = session

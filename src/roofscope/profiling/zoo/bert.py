@@ -7,8 +7,9 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from roofscope.profiling.catalog import MAX_POSITIONS
+
 VOCAB = 30522
-MAX_POSITIONS = 512
 
 
 class SelfAttention(nn.Module):

@@ -9,8 +9,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from roofscope.errors import RoofscopeError
-from roofscope.profiling.catalog import model_info
+from roofscope.profiling.catalog import check_size, model_info
 from roofscope.profiling.zoo import bert, lab, mobilenet, resnet, unet, vgg, vit
 
 
@@ -48,37 +47,9 @@ _BUILDERS: dict[str, Callable[[int | None], nn.Module]] = {
 }
 
 
-def _check_size(name: str, image_size: int | None, seq_len: int | None) -> None:
-    info = model_info(name)
-    if image_size is not None and info.input_kind != "image":
-        raise RoofscopeError(f"{name} takes tokens, not images", hint="use --seq-len")
-    if seq_len is not None and not (
-        info.input_kind == "tokens" and 1 <= seq_len <= bert.MAX_POSITIONS
-    ):
-        raise RoofscopeError(
-            f"--seq-len {seq_len} does not fit {name}",
-            hint=f"only bert takes a sequence length, 1 to {bert.MAX_POSITIONS}",
-        )
-    if image_size is None:
-        return
-    minimum = {"mlp": 28, "cnn": 28, "unet": 24, "vit_b_16": 16}.get(name, 32)
-    if name in ("mlp", "cnn") and image_size != 28:
-        raise RoofscopeError(f"{name} takes 28×28 images only", hint="leave out --image-size")
-    if image_size < minimum or (name in ("vit_b_16",) and image_size % 16):
-        raise RoofscopeError(
-            f"--image-size {image_size} does not fit {name}",
-            hint=f"use at least {minimum}" + (", a multiple of 16" if name == "vit_b_16" else ""),
-        )
-    if name == "unet" and image_size % 24:
-        raise RoofscopeError(
-            "--image-size for unet must be a multiple of 24",
-            hint="it sets the height; the width stays 4/3 of it and both pool three times",
-        )
-
-
 def build_model(name: str, image_size: int | None = None, seq_len: int | None = None) -> nn.Module:
     """The module alone (on the current default device, e.g. ``meta`` for counting)."""
-    _check_size(name, image_size, seq_len)
+    check_size(name, image_size, seq_len)
     return _BUILDERS[name](image_size)
 
 

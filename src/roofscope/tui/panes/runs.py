@@ -111,6 +111,11 @@ class RunsPane(Vertical):
         self._head()
         self.refresh_runs()
 
+    def on_unmount(self) -> None:
+        """Quitting mid-run stops ncu and the step rather than leaving them running."""
+        if self.runner is not None:
+            self.runner.cancel()
+
     def _head(self) -> None:
         ncu = find_tool("ncu")
         where = self.root or runs_dir.runs_root()
