@@ -158,18 +158,10 @@ def _alive(pid: str | None) -> bool:
 
 def new_run(spec: RunSpec, root: Path | None = None) -> Run:
     root = root or runs_root()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise RoofscopeError(
-            f"cannot create the runs folder ({exc.strerror})",
-            path=str(root),
-            hint="set ROOFSCOPE_RUNS_DIR or --runs-dir to a writable folder",
-        ) from None
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    base = f"{stamp}-{spec.slug}-{spec.preset}"
+    base = f"{time.strftime('%Y%m%d-%H%M%S')}-{spec.slug}-{spec.preset}"
     folder, n = root / base, 1
     try:
+        root.mkdir(parents=True, exist_ok=True)
         while True:
             try:
                 folder.mkdir()
