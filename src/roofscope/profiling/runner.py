@@ -118,6 +118,7 @@ class Runner:
         splitter = LineSplitter()
         last = 0.0
         fd = proc.stdout.fileno()
+        read_all = False
         try:
             with open(log, "ab") if log else open(os.devnull, "wb") as out:
                 while chunk := os.read(fd, 65536):
@@ -131,9 +132,10 @@ class Runner:
                         self.listener(self.progress)
                 if splitter.buffer:
                     sink(splitter.buffer, True)
+            read_all = True
         finally:
-            if proc.poll() is None or self.cancelled:
-                _stop_group(proc)  # an error here, or a cancel: leave nothing running
+            if not read_all or self.cancelled:
+                _stop_group(proc)  # an error while reading, or a cancel: leave nothing running
             proc.stdout.close()
             code = proc.wait()
             with self._lock:
