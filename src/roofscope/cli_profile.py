@@ -16,6 +16,7 @@ from typing import Any
 
 from roofscope.cli_options import add_format
 from roofscope.errors import RoofscopeError
+from roofscope.output.units import clock
 from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import CLOCK_CONTROL, MODES, PRECISIONS
 from roofscope.profiling.presets import PRESETS
@@ -227,25 +228,18 @@ class _ProgressLine:
             sys.stderr.write("\n")
 
 
-def _clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    m, s = divmod(int(seconds + 0.5), 60)
-    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
-
-
 def progress_text(p: Any) -> str:
     """``kernel 120/361 (33%) · backward · 1:02 · ETA 2:05 · bn_bw_1C11…``"""
     if p.first_kernel_at is None:
-        return f"starting ({_clock(p.elapsed)})"
+        return f"starting ({clock(p.elapsed)})"
     total = f"/{p.expected}" if p.expected else ""
     share = f" ({p.fraction:.0%})" if p.fraction is not None else ""
     eta = p.eta()
     parts = [
         f"kernel {p.done}{total}{share}",
         p.phase or "",
-        _clock(p.elapsed),
-        f"ETA {_clock(eta)}" if eta is not None else "",
+        clock(p.elapsed),
+        f"ETA {clock(eta)}" if eta is not None else "",
         (p.current or "")[:40],
     ]
     return " · ".join(x for x in parts if x)
@@ -311,7 +305,7 @@ TOO_LOW = 0.25
 
 
 def run_ceilings(args: argparse.Namespace) -> int:
-    from roofscope.hardware.ceilings import _TENSOR_SPEC_KEYS
+    from roofscope.hardware.ceilings import datasheet_ceilings
     from roofscope.hardware.measured import save_measured
     from roofscope.hardware.specs import match_device_name
     from roofscope.output.profiling import render_ceilings
@@ -321,13 +315,10 @@ def run_ceilings(args: argparse.Namespace) -> int:
         raise RoofscopeError("--gemm-size must be at least 256")
     result = measure(gemm_n=args.gemm_size)
     spec = match_device_name(result["device"])
-    keys = {"fp32": "fp32", "fp64": "fp64", **{f"tensor_{f}": k for f, k in _TENSOR_SPEC_KEYS}}
+    sheet = datasheet_ceilings(spec) if spec else {}
     rows, keep = [], {}
     for name, entry in result["ceilings"].items():
-        if name == "dram":
-            datasheet = spec.dram_bw if spec else None
-        else:
-            datasheet = spec.peaks.get(keys.get(name, "")) if spec else None
+        datasheet = sheet[name].value if name in sheet else None
         share = entry["value"] / datasheet if datasheet else None
         saved = share is None or share >= TOO_LOW
         if saved:

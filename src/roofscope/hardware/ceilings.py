@@ -201,7 +201,7 @@ def _from_report(
     return out
 
 
-def _from_spec(spec: GpuSpec) -> dict[str, Ceiling]:
+def datasheet_ceilings(spec: GpuSpec) -> dict[str, Ceiling]:
     out = {}
     note = f"datasheet {spec.label} (boost clock)"
     if spec.mig_slice:
@@ -305,7 +305,7 @@ def resolve_ceilings(
     """All ceilings of one report, preferring measured over datasheet, user file overriding."""
     chosen: dict[str, Ceiling] = {}
     if spec is not None:
-        chosen.update(_from_spec(spec))
+        chosen.update(datasheet_ceilings(spec))
         chosen.update(_from_machine(spec))
     chosen.update(_from_report(con, report_id, metrics, cc, traffic_levels))
     for name, value in (user or {}).items():

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from roofscope.atomic import write_json
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.specs import GpuSpec, match_device_name
 
@@ -44,10 +45,8 @@ def save_measured(device_name: str, results: dict[str, Any], folder: Path | None
     try:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{gpu_file_key(device_name)}.json"
-        tmp = path.with_suffix(".json.tmp")
         doc = {"device": device_name, "measured_at": time.strftime("%Y-%m-%d %H:%M"), **results}
-        tmp.write_text(json.dumps(doc, indent=1))
-        os.replace(tmp, path)
+        write_json(path, doc)
     except OSError as exc:
         raise RoofscopeError(
             f"cannot save measured ceilings ({exc.strerror})",

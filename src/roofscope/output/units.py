@@ -29,3 +29,11 @@ def pct(value: float | None, digits: int = 1) -> str:
 def ratio_pct(value: float | None) -> str:
     """A 0..1 fraction as a percentage."""
     return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def clock(seconds: float | None) -> str:
+    """``clock(202) == "3:22"``, ``clock(4000) == "1:06:40"``; None reads as "?"."""
+    if seconds is None:
+        return "?"
+    m, s = divmod(int(seconds + 0.5), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"

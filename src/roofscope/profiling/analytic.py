@@ -189,8 +189,8 @@ def analytic(
     """Everything the Runs pane and ``profile --estimate`` show beside the measured numbers."""
     info = model_info(name)
     train = mode == "train"
+    # every bundled model's work is per sample (no batch-wide op), so one sample is counted
     per = count_flops(name, 1, image_size, seq_len, backward=train)
-    flops = count_flops(name, batch, image_size, seq_len, backward=train) if batch != 1 else per
     mem = memory_model(name, precision, optimizer, mode, image_size, seq_len)
     return {
         "model": name,
@@ -201,16 +201,16 @@ def analytic(
         "precision": precision,
         "optimizer": optimizer if train else None,
         "flops": {
-            "forward": flops.forward,
-            "backward": flops.backward,
-            "step": flops.train_step,
+            "forward": per.forward * batch,
+            "backward": per.backward * batch,
+            "step": per.train_step * batch,
             "forward_per_sample": per.forward,
             "gmac_per_sample": per.forward / 2e9,
-            "by_op": flops.ops,
+            "by_op": {op: n * batch for op, n in per.ops.items()},
             "convention": "FlopCounterMode: 2 FLOPs per multiply-add of matmul, convolution "
             "and attention; element-wise work not counted",
         },
-        "layers": [{"layer": n, "forward_flops": f} for n, f in flops.layers[:top_layers]],
+        "layers": [{"layer": n, "forward_flops": f * batch} for n, f in per.layers[:top_layers]],
         "memory": {**mem, "estimate_bytes": estimate_at(mem, batch)},
     }
 

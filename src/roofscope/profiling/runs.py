@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofscope.atomic import write_json
 from roofscope.errors import RoofscopeError
 from roofscope.profiling.command import RunSpec
 
@@ -93,9 +94,7 @@ class Run:
 
     def save(self) -> None:
         """Atomically, so the Runs pane of another roofscope never reads half a file."""
-        tmp = self.folder / "run.json.tmp"
-        tmp.write_text(json.dumps(self.to_dict(), indent=1))
-        os.replace(tmp, self.folder / "run.json")
+        write_json(self.folder / "run.json", self.to_dict())
 
     @classmethod
     def load(cls, folder: Path) -> Run:
@@ -147,13 +146,17 @@ def _check_types(data: dict[str, Any], folder: Path) -> None:
 
 
 def _alive(pid: str | None) -> bool:
+    """Whether the roofscope that started a run still exists (signal 0 only checks)."""
     try:
-        os.kill(int(pid or 0), 0)
+        number = int(pid or 0)
+        if number <= 0:
+            return False
+        os.kill(number, 0)
     except (ValueError, ProcessLookupError):
         return False
     except PermissionError:
         return True
-    return int(pid or 0) > 0
+    return True
 
 
 def new_run(spec: RunSpec, root: Path | None = None) -> Run:

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Input, Select, Static
 
 from roofscope.errors import RoofscopeError
 from roofscope.output.profiling import settings_text
-from roofscope.output.units import si
+from roofscope.output.units import clock, si
 from roofscope.profiling import runs as runs_dir
 from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import MODES, PRECISIONS, RunSpec, find_tool
@@ -31,17 +31,10 @@ if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
 
 
-def _clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    m, s = divmod(int(seconds + 0.5), 60)
-    return f"{m}:{s:02d}"
-
-
 def progress_lines(p: Progress, width: int, ascii_only: bool = False) -> list[str]:
     """A bar, counts, phase, ETA and the kernel being replayed."""
     if p.first_kernel_at is None:
-        return [f"starting… {_clock(p.elapsed)} (warm-up steps run before ncu profiles)"]
+        return [f"starting… {clock(p.elapsed)} (warm-up steps run before ncu profiles)"]
     frac = p.fraction
     bar_w = max(10, min(50, width - 30))
     if frac is not None:
@@ -54,8 +47,8 @@ def progress_lines(p: Progress, width: int, ascii_only: bool = False) -> list[st
     total = f"/{p.expected}" if p.expected else ""
     return [
         bar,
-        f"kernel {p.done}{total} · {p.phase or '—'} · {_clock(p.elapsed)} elapsed"
-        + (f" · ETA {_clock(eta)}" if eta is not None else ""),
+        f"kernel {p.done}{total} · {p.phase or '—'} · {clock(p.elapsed)} elapsed"
+        + (f" · ETA {clock(eta)}" if eta is not None else ""),
         f"now: {p.current or '—'} ({p.percent}% of its passes)",
     ]
 
@@ -154,7 +147,7 @@ class RunsPane(Vertical):
                 settings_text(d["spec"]),
                 r.spec.preset,
                 r.status,
-                _clock(r.duration) if r.duration is not None else "…",
+                clock(r.duration) if r.duration is not None else "…",
                 f"{r.kernels}/{r.expected_kernels}" if r.expected_kernels else str(r.kernels),
                 key=r.name,
             )
