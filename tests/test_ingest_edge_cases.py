@@ -171,3 +171,14 @@ def test_truncated_gzip_keeps_the_complete_rows(tmp_path, in_tmp_cwd):
     launches = session.totals()["launches"]
     assert 0 < launches < 50
     assert any("truncated" in w for w in session.warnings)
+
+
+def test_a_row_the_fast_split_misreads_is_not_lost(tmp_path, in_tmp_cwd):
+    """A space after a comma makes the ``","`` split swallow fields into the ID; the row must
+    go to the CSV parser instead of being dropped as noise."""
+    launches = [(f"k{i}(float *, int)", {"gpu__time_duration.sum": f"{i + 1}"}) for i in range(4)]
+    lines = raw_page(launches, {"gpu__time_duration.sum": "ns"}).splitlines(keepends=True)
+    lines[3] = lines[3].replace('","', '", "', 2)  # launch 1
+    session = roofscope.load(write(tmp_path / "s.csv", "".join(lines)), use_cache=False)
+    assert session.launches()["kernel"].tolist() == [f"k{i}(float *, int)" for i in range(4)]
+    assert session.totals()["time_s"] == pytest.approx(10e-9)

@@ -18,13 +18,42 @@ from roofscope.ingest.nsys_export import ingest_nsys_parquet, ingest_nsys_sqlite
 from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.nsys_rep import converted_sqlite, is_nsys_rep
 from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
-from roofscope.ingest.recording import ingest_recording
+from roofscope.ingest.recording import ingest_recording, refuse_parquet
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.monitor.recording import is_recording
+
+# What a file name promises, for the formats whose content is unmistakable.
+_SUFFIX_KINDS = {
+    ".sqlite": "an SQLite database",
+    ".sqlite3": "an SQLite database",
+    ".db": "an SQLite database",
+    ".parquet": "Parquet",
+    ".csv": "text",
+    ".tsv": "text",
+    ".json": "text",
+    ".txt": "text",
+}
+_LAYOUT_KINDS = {
+    "nsys-sqlite": "an SQLite database",
+    "nsys-parquetdir": "Parquet",
+    "gpu-recording": "Parquet",
+}
 
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     """Load one export, converting binary reports with the profiler that wrote them."""
+    info = _ingest(con, path, report_id)
+    promised = _SUFFIX_KINDS.get(path.suffix.lower())
+    found = _LAYOUT_KINDS.get(info.layout, "text")
+    if promised is not None and promised != found:
+        info.warnings.append(
+            f"the name ends in {path.suffix} but the file holds {found} ({info.layout}); it "
+            f"was read by its content"
+        )
+    return info
+
+
+def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     if is_recording(path):  # before parquetdir: a recording is a folder of Parquet too
         return ingest_recording(con, path, report_id)
     if path.is_dir() and is_parquet_dir(path):
@@ -43,6 +72,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> R
         return info
     if is_nsys_stats(path):
         return ingest_nsys_stats(con, path, report_id)
+    refuse_parquet(path)
     return ingest_ncu_csv(con, path, report_id)
 
 

@@ -29,7 +29,7 @@ from roofscope.ingest.numbers import number_sql
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY, Sniffed, open_text, sniff
 from roofscope.ingest.units import UnknownUnitError, parse_unit
-from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, is_wanted
+from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, TIME, is_wanted
 from roofscope.sqlutil import insert_rows, one, quote_ident, quote_str, scalar
 
 ID_COLUMNS = (
@@ -71,6 +71,10 @@ LAUNCH_FIELDS = {
 # A launch ID or an Invocations count: digits (ncu may group them: "1,024"), at most 18 so the
 # BIGINT cast cannot overflow.
 _INT = r"^\s*[0-9][0-9,]{0,17}\s*$"
+# A first field that swallowed its closing quote and the next fields (a stray byte between a
+# quote and a comma defeats the ``","`` split): the row must be re-read by the CSV parser.
+_INT_THEN_QUOTE = r'^\s*[0-9][0-9,]{0,17}"'
+LONG_NAME = 8192  # characters; real demangled CUTLASS names reach ~3,500
 RAW_TABLE_LIMIT = 64 << 20  # bytes of export up to which every raw value is copied to the store
 CATALOGUE_COLUMNS = (
     "report_id",
@@ -164,6 +168,7 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
     min_width = sn.header.index("Metric Value") + 1 if sn.layout == DETAILS else width
     skipped = 0
     truncated = False
+    nul = replaced = 0
     fd, tmp = tempfile.mkstemp(prefix="roofscope-clean-", suffix=".csv")
     with os.fdopen(fd, "w", newline="", encoding="utf-8") as out, open_text(sn.path) as src:
         writer = csv.writer(out, quoting=csv.QUOTE_ALL)
@@ -173,9 +178,14 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
         last_line = [""]
 
         def lines() -> Iterator[str]:
+            nonlocal nul, replaced
             for line in src:
                 last_line[0] = line
-                yield line.replace("\x00", "")
+                if "\x00" in line:
+                    nul += line.count("\x00")
+                    line = line.replace("\x00", "")
+                replaced += line.count("\ufffd")
+                yield line
 
         pending: list[str] | None = None
         try:
@@ -192,6 +202,8 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
             ) from exc
         except (EOFError, OSError, zlib.error):
             truncated = True
+        if getattr(getattr(getattr(src, "buffer", None), "raw", None), "truncated", False):
+            truncated = True  # a gzip stream cut short (see sniff.Gunzip)
         if pending is not None:
             if last_line[0].endswith("\n") and not truncated:
                 skipped += _write_if_row(writer, pending, sn, min_width, width)
@@ -201,6 +213,16 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
         warnings.append("the file ends in the middle of a row (truncated export); last row skipped")
     if skipped:
         warnings.append(f"skipped {skipped} line(s) that are not rows of the ncu table")
+    if nul:
+        warnings.append(
+            f"dropped {nul} NUL byte(s) inside the table (application output mixed into the "
+            f"export?); check the rows around them"
+        )
+    if replaced:
+        warnings.append(
+            f"{replaced} byte sequence(s) that are not UTF-8 (a Latin-1 file?) are shown as "
+            f"'\ufffd' in names and read as missing in numbers"
+        )
     return Path(tmp)
 
 
@@ -300,9 +322,10 @@ def _try_split_read(
     """Fast path for raw pages; False (and no table) when any row did not split into exactly
     the header's fields (its last field would then not end in the closing quote)."""
     select = _select_list(sn, columns, split=True)
+    first = quote_ident(_unique(sn.header)[0])
     bad = (
-        f"regexp_matches({quote_ident(_unique(sn.header)[0])}, '{_INT}') AND "
-        f"NOT coalesce(ends_with(rs_last, '\"'), false)"
+        f"(regexp_matches({first}, '{_INT}') AND NOT coalesce(ends_with(rs_last, '\"'), false)) "
+        f"OR regexp_matches({first}, '{_INT_THEN_QUOTE}')"
     )
     read_sql = _read_csv_sql(path, sn, sn.header_line + 1, True, sn.compressed, split=True)
     try:
@@ -343,7 +366,8 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
     tmp: Path | None = None
     try:
         loaded = False
-        if _tail_is_clean(path, sn.compressed):
+        # NUL bytes inside the table misalign DuckDB's fields; the Python pass drops them
+        if _tail_is_clean(path, sn.compressed) and not sn.nul_after_header:
             if columns is not None and _all_quoted(sn):
                 loaded = _try_split_read(con, src, sn, path, columns)
             if not loaded:
@@ -365,7 +389,7 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
         full = None
         if sn.layout == RAW and _size(path) <= RAW_TABLE_LIMIT:
             full = _read_csv_sql(source, sn, skip, False, compressed)
-        _load_layout(con, src, sn, info, full, catalogue)
+        not_rows = _load_layout(con, src, sn, info, full, catalogue)
     except BaseException:
         con.execute(f"DROP TABLE IF EXISTS {src}")
         raise
@@ -375,12 +399,56 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
         if tmp is not None:
             tmp.unlink(missing_ok=True)
     if info.launches == 0:
+        if not_rows > 0 or any(w.startswith("skipped ") for w in info.warnings):
+            raise RoofscopeError(
+                "has an ncu header, but none of the rows under it starts with an integer launch ID",
+                path=str(path),
+                hint="the ID column was edited or the rows are not ncu's; export it again",
+            )
         raise RoofscopeError(
             "has an ncu header but no kernel rows",
             path=str(path),
             hint="the profiled application launched no kernels, or the export was cut",
         )
+    _file_warnings(con, sn, info)
     return info
+
+
+def _file_warnings(con: duckdb.DuckDBPyConnection, sn: Sniffed, info: ReportInfo) -> None:
+    """What a user should know about a file that loaded: its locale, ncu's own errors, names
+    that look like damage."""
+    if sn.decimal == ",":
+        info.warnings.append(
+            "numbers use ',' as the decimal mark and '.' to group digits (an export made in a "
+            "European locale); read that way"
+        )
+    if sn.errors:
+        info.warnings.append(
+            f"ncu reported {len(sn.errors)} error(s) in the export, the first: "
+            f"{sn.errors[0][:200]!r}; launches it names may lack values"
+        )
+    rid = info.report_id
+    columns = {c for c, *_ in con.execute(f"DESCRIBE values_r{rid}").fetchall()}
+    if TIME in columns:
+        missing, total = con.execute(
+            f"SELECT count(*) FILTER (WHERE {quote_ident(TIME)} IS NULL), count(*) "
+            f"FROM values_r{rid}"
+        ).fetchall()[0]
+        if 0 < missing < total:
+            info.warnings.append(
+                f"{missing} of {total} launches have no duration ({TIME} is n/a, nan or left "
+                f"out); times and shares count only the others"
+            )
+    long_names = one(
+        con,
+        f"SELECT count(*), max(length(kernel)) FROM launches WHERE report_id = {rid} "
+        f"AND length(kernel) > {LONG_NAME}",
+    )
+    if long_names and long_names[0]:
+        info.warnings.append(
+            f"{long_names[0]} launch(es) have kernel names over {LONG_NAME:,} characters (the "
+            f"longest: {long_names[1]:,}); check the export for a quote that swallowed rows"
+        )
 
 
 def _size(path: Path) -> int:
@@ -394,10 +462,17 @@ def _load_layout(
     info: ReportInfo,
     full: str | None,
     catalogue: list[tuple] | None,
-) -> None:
+) -> int:
+    """Load the page's launches and values; returns how many lines of the table were not
+    ncu rows."""
     header = _unique(sn.header)
-    total = int(scalar(con, f"SELECT count(*) FROM {src}"))  # type: ignore[arg-type]
     key_column = "Invocations" if sn.layout == SUMMARY else "ID"
+    total, blank_keys = con.execute(
+        f"SELECT count(*), count(*) FILTER (WHERE coalesce(trim({quote_ident(key_column)}), "
+        f"'') = '') FROM {src}"
+    ).fetchall()[0]
+    if sn.layout == RAW and blank_keys > 1:  # a second units row: exports appended?
+        _check_units_rows(sn)
     keep = f"coalesce(regexp_matches({quote_ident(key_column)}, '{_INT}'), false)"
     con.execute(f"DELETE FROM {src} WHERE NOT {keep}")
     data = int(scalar(con, f"SELECT count(*) FROM {src}"))  # type: ignore[arg-type]
@@ -408,6 +483,38 @@ def _load_layout(
     noise = total - data - (1 if sn.layout == RAW and sn.units is not None else 0)
     if noise > 0:
         info.warnings.append(f"skipped {noise} line(s) inside the table that are not ncu rows")
+    return noise
+
+
+def _check_units_rows(sn: Sniffed) -> None:
+    """Exports appended to one file (``ncu … >> f.csv``) repeat the header and the units row;
+    values under a units row that differs from the first would be scaled by the wrong unit,
+    so such a file is refused. Run only when the table holds a second row without an ID."""
+    if sn.units is None:
+        return
+    width = len(sn.header)
+    with open_text(sn.path) as src:
+        for number, line in enumerate(src, start=1):
+            if number <= sn.header_line + 1 or not line.startswith(('"",', ",")):
+                continue
+            row = [u.strip() for u in _fields(line.replace("\x00", ""))]
+            if len(row) != width or any(row[:3]) or row == sn.units:
+                continue
+            i = next(i for i, (a, b) in enumerate(zip(sn.units, row, strict=True)) if a != b)
+            raise RoofscopeError(
+                f"holds several exports whose units differ: line {number} gives "
+                f"{sn.header[i]} in {row[i]!r}, the first units row in {sn.units[i]!r}",
+                path=str(sn.path),
+                hint="split the file where the header repeats, or export each part with "
+                "--print-units base",
+            )
+
+
+def _fields(line: str) -> list[str]:
+    try:
+        return next(csv.reader([line]))
+    except (csv.Error, StopIteration):
+        return []
 
 
 def _launch_select(
@@ -510,7 +617,7 @@ def _load_raw(
             f"{repeated} launch ID(s) repeat (several exports in one file?); launches are "
             f"numbered in file order instead"
         )
-    null_non_finite(con, src)
+    _left_out(null_non_finite(con, src), info)
     info.launches = _insert_launches(con, src, header, rid, "launch_id", aggregate=False)
     nvtx = set(_nvtx_columns(header))
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
@@ -557,23 +664,41 @@ def _details_frame(
     )
 
 
-def null_non_finite(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """NaN and ±inf (from ``NaN``, ``Infinity``, ``1e999`` spellings) become NULL, in one
-    scan to find them and an UPDATE only for the columns that have any."""
+def null_non_finite(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, int]:
+    """NaN and ±inf (from ``NaN``, ``Infinity``, ``1e999`` spellings) and negative values (no
+    metric roofscope reads can be below zero) become NULL, in one scan to find them and an
+    UPDATE only for the columns that have any. Returns how many per such column."""
     doubles = [
         name for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall() if kind == "DOUBLE"
     ]
     if not doubles:
-        return
+        return {}
+
+    def bad(col: str) -> str:
+        return f"(NOT isfinite({col}) OR {col} < 0)"
+
     counts = con.execute(
         "SELECT "
-        + ", ".join(f"count(*) FILTER (WHERE NOT isfinite({quote_ident(c)}))" for c in doubles)
+        + ", ".join(f"count(*) FILTER (WHERE {bad(quote_ident(c))})" for c in doubles)
         + f" FROM {table}"
     ).fetchall()[0]
-    for column, bad in zip(doubles, counts, strict=True):
-        if bad:
+    found = {}
+    for column, n in zip(doubles, counts, strict=True):
+        if n:
             col = quote_ident(column)
-            con.execute(f"UPDATE {table} SET {col} = NULL WHERE NOT isfinite({col})")
+            con.execute(f"UPDATE {table} SET {col} = NULL WHERE {bad(col)}")
+            found[column] = int(n)
+    return found
+
+
+def _left_out(found: dict[str, int], info: ReportInfo) -> None:
+    if found:
+        top = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        info.warnings.append(
+            f"left out {sum(found.values())} value(s) that are negative, NaN or infinite: "
+            + ", ".join(f"{metric} ({n})" for metric, n in top)
+            + (", …" if len(found) > 3 else "")
+        )
 
 
 def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: str) -> None:
@@ -592,7 +717,8 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
             try:
                 parse_unit(u)
             except UnknownUnitError:
-                row = (*row[:9], False)
+                # the catalogue (and the error for a wanted metric) names the unit at fault
+                row = (*row[:4], u, None, None, *row[7:9], False)
         catalogue.append(row)
     _check_units(catalogue, info)
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
@@ -616,7 +742,7 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
         f"FROM launches l LEFT JOIN det_r{rid} d ON d.launch_id = l.launch_id "
         f"LEFT JOIN rs_units u ON u.unit = d.unit WHERE l.report_id = {rid} GROUP BY l.launch_id"
     )
-    null_non_finite(con, f"values_r{rid}")
+    _left_out(null_non_finite(con, f"values_r{rid}"), info)
     _device_facts(con, info, text_source=None, header={r[1] for r in catalogue})
 
 

@@ -14,6 +14,7 @@ SQLite kernel rows are read in chunks of plain integers (names stay ids until Du
 from __future__ import annotations
 
 import itertools
+import math
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
@@ -23,7 +24,7 @@ import duckdb
 import pyarrow as pa
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_tables import MEMCPY_KINDS, create_staging, write_report
+from roofscope.ingest.nsys_tables import LATEST_NS, MEMCPY_KINDS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.sqlutil import quote_ident, scanned
 
@@ -63,6 +64,10 @@ def schema(con: sqlite3.Connection) -> dict[str, set[str]]:
     return {t: {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')} for t in tables}
 
 
+class BadValue(ValueError):
+    """A column of an export holds a value its type cannot (text where nsys writes integers)."""
+
+
 class Export(Protocol):
     """The tables of one nsys export, queried with SQL that SQLite and DuckDB both accept."""
 
@@ -93,9 +98,21 @@ class SqliteExport:
         batches = []
         while chunk := cur.fetchmany(CHUNK):
             columns = zip(*chunk, strict=True)
-            arrays = [pa.array(c, type=f.type) for c, f in zip(columns, schema_, strict=True)]
+            arrays = [_array(c, f) for c, f in zip(columns, schema_, strict=True)]
             batches.append(pa.record_batch(arrays, schema=schema_))
         return pa.Table.from_batches(batches, schema=schema_)
+
+
+def _array(values: tuple, field: pa.Field) -> pa.Array:
+    """SQLite columns are typed per value: a damaged or hand-edited export can hold text in an
+    integer column, which Arrow refuses."""
+    try:
+        return pa.array(values, type=field.type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError) as exc:
+        kinds = int if pa.types.is_integer(field.type) else int | float
+        bad = next((v for v in values if v is not None and not isinstance(v, kinds)), None)
+        shown = f"{bad!r}" if bad is not None else "a value out of range"
+        raise BadValue(f"{field.name} holds {shown[:60]} where a {field.type} is expected") from exc
 
 
 class ParquetExport:
@@ -107,11 +124,22 @@ class ParquetExport:
         self.tables: dict[str, set[str]] = {}
         for file in sorted(directory.glob("*.parquet")):
             source = "'" + str(file).replace("'", "''") + "'"
-            self.con.execute(
-                f'CREATE VIEW "{file.stem}" AS SELECT file_row_number + 1 AS rowid, '
-                f"* EXCLUDE (file_row_number) FROM read_parquet({source}, file_row_number = true)"
-            )
-            cols = self.con.execute(f'DESCRIBE "{file.stem}"').fetchall()
+            try:
+                self.con.execute(
+                    f'CREATE VIEW "{file.stem}" AS SELECT file_row_number + 1 AS rowid, '
+                    f"* EXCLUDE (file_row_number) "
+                    f"FROM read_parquet({source}, file_row_number = true)"
+                )
+                cols = self.con.execute(f'DESCRIBE "{file.stem}"').fetchall()
+            except duckdb.Error as exc:
+                self.con.close()
+                raise RoofscopeError(
+                    f"its table {file.name} is not a readable Parquet file "
+                    f"({str(exc).strip().splitlines()[0][:160]})",
+                    path=str(directory),
+                    hint="the export is damaged or was cut; export it again with "
+                    "nsys export --type parquetdir",
+                ) from exc
             self.tables[file.stem] = {c[0] for c in cols} - {"rowid"}
 
     def fetchall(self, sql: str) -> list[tuple]:
@@ -127,27 +155,46 @@ class ParquetExport:
 
 def ingest_nsys_sqlite(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     info = ReportInfo(report_id, str(path), "nsys-sqlite")
+    sq = None
     try:
         sq = connect(path)
         export = SqliteExport(sq)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        if sq is not None:
+            sq.close()
         raise RoofscopeError(
-            f"is not a readable SQLite database ({exc})",
+            f"is not a readable SQLite database ({_not_utf8(exc)})",
             path=str(path),
             hint="export it again with: nsys export --type sqlite REPORT.nsys-rep",
         ) from exc
     try:
         _check_nsys(export, path, "an SQLite database")
         read_export(con, export, info)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         raise RoofscopeError(
-            f"could not be read as an nsys export ({exc})",
+            f"could not be read as an nsys export ({_not_utf8(exc)})",
             path=str(path),
             hint="the file may be truncated; export it again with nsys export --type sqlite",
         ) from exc
+    except (BadValue, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise _bad_value(path, exc) from exc
     finally:
         sq.close()
     return info
+
+
+def _not_utf8(exc: Exception) -> str:
+    """SQLite hands text over as UTF-8; bytes that are not (a damaged page) fail to decode."""
+    return "it holds text that is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+
+
+def _bad_value(path: Path, exc: Exception) -> RoofscopeError:
+    first = str(exc).strip().splitlines()[0][:160] if str(exc).strip() else type(exc).__name__
+    return RoofscopeError(
+        f"a table of this nsys export holds a value of the wrong type ({first})",
+        path=str(path),
+        hint="the export is damaged or was edited; export it again with nsys export",
+    )
 
 
 def ingest_nsys_parquet(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
@@ -156,6 +203,8 @@ def ingest_nsys_parquet(con: duckdb.DuckDBPyConnection, path: Path, report_id: i
     try:
         _check_nsys(export, path, "a folder of Parquet files")
         read_export(con, export, info)
+    except (BadValue, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise _bad_value(path, exc) from exc
     finally:
         export.close()
     return info
@@ -170,6 +219,12 @@ def _check_nsys(export: Export, path: Path, what: str) -> None:
             path=str(path),
             hint="nsys export --type sqlite REPORT.nsys-rep writes one",
         )
+    if not has(export, "StringIds", "id", "value"):
+        raise RoofscopeError(
+            "its StringIds table lacks the id or value column",
+            path=str(path),
+            hint="the export is damaged or was edited; export it again with nsys export",
+        )
 
 
 def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -> None:
@@ -180,17 +235,28 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
     with scanned(con, nsys_strings=strings):
         con.execute("CREATE OR REPLACE TEMP TABLE nsys_str AS SELECT * FROM nsys_strings")
     create_staging(con)
-    if has(export, KERNEL, "start", "end"):
-        _kernels(con, export)
+    if KERNEL in export.tables:
+        _check_kernel_columns(export, info)
+        unnamed = _kernels(con, export)
+        if unnamed:
+            info.warnings.append(
+                f"{unnamed} kernel(s) name a string id that StringIds does not hold; "
+                f"shown as (unnamed) — the export may be damaged"
+            )
         nvtx = _nvtx(con, export, rid)
         if nvtx:
             info.warnings.append(nvtx)
     else:
         info.warnings.append(NO_KERNELS)
-    info.launches = write_report(con, rid)
+    info.launches = write_report(con, rid, info.warnings)
     if info.launches == 0 and NO_KERNELS not in info.warnings:
         info.warnings.append(NO_KERNELS)
-    _memops(con, export, rid)
+    dropped = _memops(con, export, rid)
+    if dropped:
+        info.warnings.append(
+            f"{dropped} memory operation(s) with impossible times (no end, an end before the "
+            f"start, or centuries long) left out"
+        )
     _gpu_metrics(con, export, rid)
     _gpus(con, export, rid)
     con.execute("DROP TABLE nsys_str")
@@ -205,11 +271,28 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
         info.gpu_name, info.cc, info.sm_count = gpu[0]
 
 
-def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> None:
+def _check_kernel_columns(export: Export, info: ReportInfo) -> None:
+    """Every nsys release writes start, end and a name id; a kernel table without them is
+    damaged, not empty."""
+    cols = export.tables[KERNEL]
+    lacking = [c for c in ("start", "end") if c not in cols]
+    if not {"demangledName", "shortName"} & cols:
+        lacking.append("demangledName/shortName")
+    if lacking:
+        raise RoofscopeError(
+            f"its {KERNEL} table lacks the column(s) {', '.join(lacking)}",
+            path=info.path,
+            hint="the export is damaged or was edited; export it again with nsys export",
+        )
+
+
+def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> int:
+    """Stage the kernel rows; returns how many name a string id missing from StringIds."""
     cols = export.tables[KERNEL]
     name = "demangledName" if "demangledName" in cols else "shortName"
     ((top,),) = export.fetchall(f"SELECT max(rowid) FROM {KERNEL}")
-    detail = (top or 0) <= DETAIL_COLUMNS_LIMIT and {"gridX", "blockX"} <= cols
+    dims = {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"}
+    detail = (top or 0) <= DETAIL_COLUMNS_LIMIT and dims <= cols
     device = "deviceId" if "deviceId" in cols else "0"
     stream = "streamId" if "streamId" in cols else "NULL"
     fields = [
@@ -232,9 +315,14 @@ def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> None:
         con.execute(
             f"INSERT INTO stg_kernels SELECT k.source_row, k.start_ns, k.end_ns, k.device, "
             f"k.stream, coalesce(s.value, '(unnamed)'), NULL, {sizes}, 1, "
-            f"(k.end_ns - k.start_ns) / 1e9, NULL, NULL, NULL, NULL, NULL FROM nsys_kernels k "
+            f"(CAST(k.end_ns AS DOUBLE) - k.start_ns) / 1e9, NULL, NULL, NULL, NULL, NULL "
+            f"FROM nsys_kernels k "
             f"LEFT JOIN nsys_str s ON s.id = k.name_id"
         )
+        unnamed = con.execute(
+            "SELECT count(*) FROM nsys_kernels k ANTI JOIN nsys_str s ON s.id = k.name_id"
+        ).fetchall()[0][0]
+    return int(unnamed)
 
 
 def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str | None:
@@ -246,9 +334,10 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
     """
     if not has(export, "NVTX_EVENTS", "start", "end", "eventType", "globalTid"):
         return None
-    text, join = "n.text", ""
+    text = "n.text" if has(export, "NVTX_EVENTS", "text") else "NULL"
+    join = ""
     if has(export, "NVTX_EVENTS", "textId"):
-        text, join = "coalesce(n.text, s.value)", "LEFT JOIN StringIds s ON s.id = n.textId"
+        text, join = f"coalesce({text}, s.value)", "LEFT JOIN StringIds s ON s.id = n.textId"
     ranges = export.fetchall(
         f'SELECT n.globalTid, n.start, n."end", '
         f"coalesce({text}, '(unnamed range)') "
@@ -325,16 +414,20 @@ def _segments(ranges: list[tuple[int, int, int, str]]) -> pa.Table:
     )
 
 
-def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:
+def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> int:
+    """Memory copies and sets onto the timeline; returns how many had impossible times (an end
+    before the start, no end, past 2**62 ns) and were left out."""
     labels = dict(MEMCPY_KINDS)
     if has(export, "ENUM_CUDA_MEMCPY_OPER", "id", "label"):
-        labels.update(export.fetchall("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER"))
+        rows = export.fetchall("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER")
+        labels.update((i, t) for i, t in rows if isinstance(i, int) and isinstance(t, str))
     parts = []
     memcpy = "CUPTI_ACTIVITY_KIND_MEMCPY"
-    if has(export, memcpy, "start", "end", "bytes", "copyKind"):
+    where = ("deviceId", "streamId")
+    if has(export, memcpy, "start", "end", "bytes", "copyKind", *where):
         parts.append(f'SELECT start, "end", deviceId, streamId, bytes, copyKind FROM {memcpy}')
     memset = "CUPTI_ACTIVITY_KIND_MEMSET"
-    if has(export, memset, "start", "end", "bytes"):
+    if has(export, memset, "start", "end", "bytes", *where):
         parts.append(f'SELECT start, "end", deviceId, streamId, bytes, -1 FROM {memset}')
     fields = pa.schema(
         [
@@ -346,15 +439,24 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> N
             ("kind_id", pa.int64()),
         ]
     )
-    names = pa.table({"id": [*labels, -1], "label": [*labels.values(), "memset"]})
+    names = pa.table(
+        {"id": pa.array([*labels, -1], pa.int64()), "label": [*labels.values(), "memset"]}
+    )
+    valid = f"m.start_ns >= 0 AND m.end_ns >= m.start_ns AND m.end_ns <= {LATEST_NS}"
+    dropped = 0
     for sql in parts:
         with scanned(con, nsys_memops=export.arrow(sql, fields), nsys_labels=names):
             con.execute(
                 f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
                 f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
-                f"(m.end_ns - m.start_ns) / 1e9 FROM nsys_memops m LEFT JOIN nsys_labels l "
-                f"ON l.id = m.kind_id"
+                f"(CAST(m.end_ns AS DOUBLE) - m.start_ns) / 1e9 FROM nsys_memops m "
+                f"LEFT JOIN nsys_labels l ON l.id = m.kind_id WHERE {valid}"
             )
+            ((n,),) = con.execute(
+                f"SELECT count(*) FROM nsys_memops m WHERE NOT coalesce({valid}, false)"
+            ).fetchall()
+            dropped += n
+    return int(dropped)
 
 
 def _gpu_metrics(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:
@@ -411,12 +513,22 @@ def _gpus(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> Non
     elif has(export, "TARGET_INFO_CUDA_GPU", "name", "numMultiprocessors"):
         # 2020-era units: clocks in kHz, bandwidth in kB/s (0 when unknown), memory size in
         # bytes or MiB depending on the release — left out rather than guessed.
-        device = "deviceId" if has(export, "TARGET_INFO_CUDA_GPU", "deviceId") else "rowid - 1"
+        old = export.tables["TARGET_INFO_CUDA_GPU"]
+
+        def given(column: str, expr: str) -> str:
+            return expr if column in old else "NULL"
+
+        device = "deviceId" if "deviceId" in old else "rowid - 1"
+        cc = (
+            "CAST(computeCapabilityMajor AS TEXT) || '.' || CAST(computeCapabilityMinor AS TEXT)"
+            if {"computeCapabilityMajor", "computeCapabilityMinor"} <= old
+            else "NULL"
+        )
         rows = export.fetchall(
-            f"SELECT {device}, name, numMultiprocessors, coreClockRate * 1000.0, "
-            f"nullif(globalMemoryBandwidth, 0) * 1000.0, l2CacheSize, NULL, "
-            f"CAST(computeCapabilityMajor AS TEXT) || '.' || CAST(computeCapabilityMinor AS TEXT) "
-            f"FROM TARGET_INFO_CUDA_GPU"
+            f"SELECT {device}, name, numMultiprocessors, "
+            f"{given('coreClockRate', 'coreClockRate * 1000.0')}, "
+            f"{given('globalMemoryBandwidth', 'nullif(globalMemoryBandwidth, 0) * 1000.0')}, "
+            f"{given('l2CacheSize', 'l2CacheSize')}, NULL, {cc} FROM TARGET_INFO_CUDA_GPU"
         )
     elif has(export, "TARGET_INFO_GPU", "name"):
         device = "deviceId" if has(export, "TARGET_INFO_GPU", "deviceId") else "rowid - 1"
@@ -425,10 +537,32 @@ def _gpus(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> Non
         )
     seen: set[int] = set()
     for row in rows:
-        if row[0] in seen:
-            continue
-        seen.add(row[0])
-        con.execute("INSERT INTO gpus VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [report_id, *row])
+        device, sm_count = _int32(row[0]), _int32(row[2])
+        if device is None or device in seen:
+            continue  # no usable device id (a damaged row): nothing to key it by
+        seen.add(device)
+        name, cc = (v if isinstance(v, str) else None for v in (row[1], row[7]))
+        numbers = [_finite(v) for v in row[3:7]]
+        con.execute(
+            "INSERT INTO gpus VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [report_id, device, name, sm_count, *numbers, cc],
+        )
+
+
+def _int32(value: object) -> int | None:
+    """An id or count as nsys writes it, or None for what SQLite let a damaged export hold."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and -(2**31) <= value < 2**31:
+        return value
+    return None
+
+
+def _finite(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    return None
 
 
 def kernel_row(path: Path, source_row: int) -> dict[str, object]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,8 @@ NO_KERNEL_TABLE = (
 class Table:
     header: list[str]
     rows: list[list[str]]
+    skipped: int = 0  # rows left out: wrong number of fields, or no count/time to use
+    cut: bool = False  # the file ends inside this table's last row
 
     def kind(self) -> str:
         names = set(self.header)
@@ -95,9 +98,16 @@ def read_tables(path: Path) -> list[Table]:
     data = path.read_bytes().replace(b"\x00", b"").decode("utf-8", "replace")
     if data.lstrip().startswith("["):
         return _json_tables(path, data)
+    if data.lstrip().startswith("{"):
+        raise RoofscopeError(
+            "is a JSON object, not an nsys stats table (nsys stats JSON is a list of rows)",
+            path=str(path),
+            hint="export with nsys stats --format json (or csv) --output NAME REPORT",
+        )
     tables: list[Table] = []
     current: Table | None = None
     delimiter = ","
+    short = False
     for line in data.splitlines():
         if current is None:
             if _HEADER_START.match(line):
@@ -110,8 +120,14 @@ def read_tables(path: Path) -> list[Table]:
             current = None
             continue
         row = next(csv.reader([line], delimiter=delimiter))
-        if len(row) == len(current.header):
+        short = len(row) != len(current.header)
+        if short:
+            current.skipped += 1
+        else:
             current.rows.append(row)
+    # a short last row with no line end after it: the file was cut there
+    if current is not None and short and not data.endswith(("\n", "\r")):
+        current.cut = True
     return tables
 
 
@@ -120,7 +136,9 @@ def _json_tables(path: Path, data: str) -> list[Table]:
         items = json.loads(data)
     except json.JSONDecodeError as exc:
         raise RoofscopeError(
-            f"is not valid JSON ({exc.msg} at line {exc.lineno})", path=str(path)
+            f"is not valid JSON ({exc.msg} at line {exc.lineno})",
+            path=str(path),
+            hint="the file was cut or edited; export it again with nsys stats --format json",
         ) from exc
     if not isinstance(items, list) or not items or not isinstance(items[0], dict):
         return []
@@ -137,14 +155,23 @@ def _json_tables(path: Path, data: str) -> list[Table]:
     ]
 
 
+BIG = 2**62  # counts, ids and nanosecond times past this are damage, not data (BIGINT-safe)
+
+
+def _small_int(value: float | None) -> int | None:
+    return int(value) if value is not None and abs(value) <= BIG else None
+
+
 def _num(text: str) -> float | None:
+    """A finite number, or None (``nan``/``inf`` included: no count or time is either)."""
     text = text.strip()
     if not text:
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
 def _dims(text: str) -> str | None:
@@ -192,6 +219,17 @@ def ingest_nsys_stats(con: duckdb.DuckDBPyConnection, path: Path, report_id: int
         others = sorted({_describe(t) for t in tables})
         found = f" (it holds: {', '.join(others)})" if others else ""
         info.warnings.append(NO_KERNEL_TABLE.format(found=found))
+    cut = any(t.cut for t in tables)
+    skipped = sum(t.skipped for t in tables) - cut
+    if cut:
+        info.warnings.append(
+            "the file ends in the middle of a row (truncated export); last row skipped"
+        )
+    if skipped:
+        info.warnings.append(
+            f"skipped {skipped} row(s) of its tables: a wrong number of fields, or no valid "
+            f"instance count, start or duration"
+        )
     insert_rows(
         con,
         "stg_kernels",
@@ -212,7 +250,7 @@ def ingest_nsys_stats(con: duckdb.DuckDBPyConnection, path: Path, report_id: int
         ),
         kernels,
     )
-    info.launches = write_report(con, report_id)
+    info.launches = write_report(con, report_id, info.warnings)
     for device, name in sorted(gpu_names.items()):
         con.execute(
             "INSERT INTO gpus (report_id, device, name) VALUES (?, ?, ?)", [report_id, device, name]
@@ -253,11 +291,15 @@ def _kern_sum(t: Table, category: str | None = None) -> list[tuple]:
         h.index("GridXYZ") if "GridXYZ" in h else None,
         (h.index("BlockXYZ") if "BlockXYZ" in h else None),
     )
+    instances = h.index("Instances") if "Instances" in h else None
     out = []
     for n, row in enumerate(t.rows):
         if category and row[h.index("Category")] != category:
             continue
-        count = _num(row[h.index("Instances")]) or 0
+        count = _num(row[instances]) if instances is not None else None
+        if count is None or not 0 <= count <= BIG or count != int(count):
+            t.skipped += 1
+            continue
         # Total / Instances, not the printed average (rounded to 0.1 of the unit)
         total = value(row, "Total Time")
         avg = total / count if total is not None and count else value(row, "Avg", "Average")
@@ -287,7 +329,7 @@ def _trace(
     h = t.header
     start, dur = _col(h, "Start"), _col(h, "Duration")
     start_scale, dur_scale = _scale(h, "Start") * 1e9, _scale(h, "Duration") * 1e9
-    name = h.index("Name")
+    name = h.index("Name") if "Name" in h else None
     dims = [_col(h, c) for c in ("GrdX", "GrdY", "GrdZ", "BlkX", "BlkY", "BlkZ")]
     bytes_col = _col(h, "Bytes")
     device_col = h.index("Device") if "Device" in h else None
@@ -296,14 +338,21 @@ def _trace(
     for n, row in enumerate(t.rows):
         s, d = _num(row[start]), _num(row[dur])  # type: ignore[index]
         if s is None or d is None:
+            t.skipped += 1
+            continue
+        if max(abs(s * start_scale), abs(s * start_scale + d * dur_scale)) > BIG:
+            t.skipped += 1
             continue
         s_ns, e_ns = round(s * start_scale), round(s * start_scale + d * dur_scale)
         device = None
         if device_col is not None and (m := _DEVICE.match(row[device_col].strip())):
-            device = int(m.group(2))
-            gpu_names.setdefault(device, m.group(1))
-        stream = _num(row[stream_col]) if stream_col is not None else None
-        label = row[name]
+            device = _small_int(float(m.group(2)))
+            if device is not None and device < 2**31:
+                gpu_names.setdefault(device, m.group(1))
+            else:
+                device = None
+        stream = _small_int(_num(row[stream_col])) if stream_col is not None else None
+        label = row[name] if name is not None else "(unnamed)"
         if label.startswith("[CUDA mem"):
             size = _num(row[bytes_col]) if bytes_col is not None else None
             memops.append(
@@ -331,7 +380,7 @@ def _trace(
                 s_ns,
                 e_ns,
                 device,
-                int(stream) if stream is not None else None,
+                stream,
                 label,
                 sizes[0],
                 sizes[1],
@@ -381,7 +430,7 @@ def _mem_summary(con: duckdb.DuckDBPyConnection, t: Table, report_id: int) -> No
             continue
         seconds = _num(row[total_time]) if total_time is not None else None
         mb = _num(row[size]) if size is not None else None
-        n = _num(row[count]) if count is not None else None
+        n = _small_int(_num(row[count])) if count is not None else None
         rows.append(
             (
                 report_id,

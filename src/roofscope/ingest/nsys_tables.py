@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import duckdb
 
+# nsys times count nanoseconds from the session's start: past 2**62 (146 years) is damage, and
+# would overflow the timeline's BIGINT arithmetic.
+LATEST_NS = 2**62
 DURATION = "nsys__duration"  # end - start of a traced launch, or a summary row's average
 TIME_MIN = "nsys__time_min"
 TIME_MAX = "nsys__time_max"
@@ -62,11 +65,21 @@ def create_staging(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(STAGING_KERNELS)
 
 
-def write_report(con: duckdb.DuckDBPyConnection, report_id: int) -> int:
+def write_report(
+    con: duckdb.DuckDBPyConnection, report_id: int, warnings: list[str] | None = None
+) -> int:
     """Move ``stg_kernels`` into ``launches``/``values_r{N}``/``spans``/``launch_nvtx`` and the
     catalogue; launch ids follow the timeline (start time, then export row). Returns the
-    number of launches (summary rows count their instances)."""
+    number of launches (summary rows count their instances). Durations that cannot be
+    (negative, NaN, infinite, no end) are dropped with a warning appended to ``warnings``."""
     rid = int(report_id)
+    bad = _drop_bad_durations(con)
+    if bad and warnings is not None:
+        warnings.append(
+            f"{bad} kernel(s) have no valid duration (they end before they start, have no end, "
+            f"or a time that is negative, not a number or centuries long); their times are left "
+            f"out"
+        )
     con.execute(
         "CREATE OR REPLACE TEMP TABLE stg_numbered AS SELECT row_number() OVER "
         "(ORDER BY start_ns NULLS LAST, source_row) - 1 AS launch_id, * FROM stg_kernels"
@@ -78,7 +91,7 @@ def write_report(con: duckdb.DuckDBPyConnection, report_id: int) -> int:
     )
     con.execute(
         f"INSERT INTO spans SELECT {rid}, launch_id, start_ns, end_ns, device, stream, source_row "
-        f"FROM stg_numbered WHERE start_ns IS NOT NULL"
+        f"FROM stg_numbered WHERE start_ns IS NOT NULL AND end_ns IS NOT NULL"
     )
     con.execute(
         f"INSERT INTO launch_nvtx SELECT {rid}, launch_id, nvtx_inner, nvtx_outer "
@@ -118,5 +131,22 @@ def _islands(con: duckdb.DuckDBPyConnection, report_id: int) -> None:
         f"device ORDER BY start_ns, end_ns) AS island FROM (SELECT device, start_ns, end_ns, "
         f"coalesce(max(end_ns) OVER (PARTITION BY device ORDER BY start_ns, end_ns ROWS BETWEEN "
         f"UNBOUNDED PRECEDING AND 1 PRECEDING), -1) AS prev_end FROM stg_numbered "
-        f"WHERE start_ns IS NOT NULL)) GROUP BY device, island"
+        f"WHERE start_ns IS NOT NULL AND end_ns IS NOT NULL)) GROUP BY device, island"
     )
+
+
+def _drop_bad_durations(con: duckdb.DuckDBPyConnection) -> int:
+    """NULL the times of staged kernels that cannot be right; returns how many had one."""
+    invalid = (
+        "(start_ns IS NOT NULL AND (end_ns IS NULL OR end_ns < start_ns OR start_ns < 0 "
+        f"OR end_ns > {LATEST_NS})) "
+        "OR (time_s IS NOT NULL AND (NOT isfinite(time_s) OR time_s < 0))"
+    )
+    bad = con.execute(f"SELECT count(*) FROM stg_kernels WHERE {invalid}").fetchall()[0][0]
+    if bad:
+        con.execute(f"UPDATE stg_kernels SET time_s = NULL, end_ns = NULL WHERE {invalid}")
+    for column in ("time_min_s", "time_max_s", "time_med_s"):
+        con.execute(
+            f"UPDATE stg_kernels SET {column} = NULL WHERE NOT isfinite({column}) OR {column} < 0"
+        )
+    return int(bad)

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from roofscope.errors import RoofscopeError
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.monitor.recording import SCHEMA as RECORDING
 from roofscope.monitor.recording import read_recording
@@ -36,9 +38,104 @@ SCHEMA = (
 )
 
 
+def _family(arrow: pa.DataType) -> str:
+    if pa.types.is_timestamp(arrow):
+        return "timestamp"
+    if pa.types.is_integer(arrow) or pa.types.is_floating(arrow):
+        return "number"
+    if pa.types.is_string(arrow) or pa.types.is_large_string(arrow):
+        return "text"
+    return str(arrow)
+
+
+def _conform(table: pa.Table, path: Path, info: ReportInfo) -> pa.Table:
+    """The recording's columns in the store's types. A column missing (a recording of another
+    roofscope version) is added empty with a warning; one of another kind of type is refused:
+    such a file has the marker but was not written by ``roofscope record``."""
+    for key in ("ts", "gpu"):
+        if key not in table.column_names:
+            raise RoofscopeError(
+                f"is marked as a roofscope recording but has no {key} column",
+                path=str(path),
+                hint="the file was not written by roofscope record; record it again",
+            )
+    missing = []
+    for want in RECORDING:
+        if want.name not in table.column_names:
+            missing.append(want.name)
+            # host keys every per-GPU summary (a NULL would drop the GPU from them)
+            empty = pa.array([""] * table.num_rows) if want.name == "host" else None
+            table = table.append_column(
+                want, empty if empty is not None else pa.nulls(table.num_rows, want.type)
+            )
+            continue
+        have = table.schema.field(want.name).type
+        if have == want.type:
+            continue
+        error = None
+        if pa.types.is_null(have) or _family(have) == _family(want.type):
+            try:
+                column = table.column(want.name).cast(want.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                error = str(exc).splitlines()[0][:120]
+            else:
+                index = table.schema.get_field_index(want.name)
+                table = table.set_column(index, want, column)
+                continue
+        raise RoofscopeError(
+            f"recording column {want.name} is {have}, where roofscope record writes "
+            f"{want.type}{f' ({error})' if error else ''}",
+            path=str(path),
+            hint="the file was not written by roofscope record, or was edited; record it again",
+        )
+    if missing:
+        info.warnings.append(
+            f"the recording lacks {len(missing)} column(s) ({', '.join(missing[:5])}"
+            f"{', …' if len(missing) > 5 else ''}); they are left empty"
+        )
+    return table.select([f.name for f in RECORDING])
+
+
+def _read(path: Path) -> pa.Table:
+    try:
+        return read_recording(path)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # parts whose columns disagree
+        raise RoofscopeError(
+            f"its parts do not fit together ({str(exc).splitlines()[0][:160]})",
+            path=str(path),
+            hint="move the odd part out of the folder; each part must come from roofscope record",
+        ) from exc
+
+
+def refuse_parquet(path: Path) -> None:
+    """A Parquet file that is neither a recording nor an nsys parquetdir: say so, rather than
+    let the CSV reader call it binary."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(4) != b"PAR1":
+                return
+    except OSError:
+        return
+    try:
+        pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise RoofscopeError(
+            f"is a damaged Parquet file ({str(exc).splitlines()[0][:120]})",
+            path=str(path),
+            hint="the file was cut or is still being written; copy or record it again",
+        ) from exc
+    raise RoofscopeError(
+        "is a Parquet file, but not a GPU recording of roofscope record (no "
+        "roofscope.recording marker)",
+        path=str(path),
+        hint="nsys parquetdir exports are opened as their folder (the one holding "
+        "StringIds.parquet)",
+    )
+
+
 def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
-    table = read_recording(path)
     info = ReportInfo(report_id, str(path), "gpu-recording")
+    table = _conform(_read(path), path, info)
     select = ", ".join("epoch_us(ts) / 1e6" if n == "ts" else quote_ident(n) for n, _ in COLUMNS)
     # No kernels: an empty metric table keeps every kernel query valid (and empty).
     con.execute(f"CREATE TABLE values_r{report_id} (launch_id BIGINT)")

@@ -8,8 +8,8 @@ by position, and the page layout is decided from the header's columns.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
+import json
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -21,6 +21,10 @@ HEAD_BYTES = 4 << 20
 MAX_HEAD_BYTES = 64 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 NCU_REP_MAGIC = b"NVIDIA Nsight Compute"
+PARQUET_MAGIC = b"PAR1"
+# ncu's widest page (--set full, raw) has ~2,300 columns; far wider is a damaged file or a
+# "CSV bomb", refused before DuckDB spends minutes planning a scan of it.
+MAX_COLUMNS = 10_000
 
 RAW = "ncu-raw"
 DETAILS = "ncu-details"
@@ -43,6 +47,8 @@ class Sniffed:
     noise_lines_before: int = 0
     raw_header_line: str = ""  # the header exactly as written (quoting included)
     notes: list[str] = field(default_factory=list)
+    nul_after_header: int = 0  # NUL bytes inside the table (in the head read)
+    errors: list[str] = field(default_factory=list)  # ncu's own ==ERROR== lines (in the head)
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> tuple[bytes, bool]:
@@ -51,11 +57,19 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> tuple[bytes, bool]:
         with open(path, "rb") as fh:
             magic = fh.read(2)
     except IsADirectoryError as exc:
-        raise RoofscopeError("is a directory, not an export", path=str(path)) from exc
+        raise RoofscopeError(
+            "is a directory, not an export",
+            path=str(path),
+            hint="a directory must be an nsys parquetdir export or a recording of roofscope record",
+        ) from exc
     except FileNotFoundError as exc:
         raise RoofscopeError("no such file", path=str(path), hint="check the path") from exc
     except PermissionError as exc:
-        raise RoofscopeError("cannot be read (permission denied)", path=str(path)) from exc
+        raise RoofscopeError(
+            "cannot be read (permission denied)",
+            path=str(path),
+            hint="check the file's permissions, or copy it somewhere you can read",
+        ) from exc
     compressed = magic == GZIP_MAGIC
     if not compressed:
         with open(path, "rb") as fh:
@@ -120,9 +134,25 @@ def detect_decimal(values: list[str]) -> str:
 def _refuse_non_ncu(path: Path, head: bytes, text: str) -> None:
     stripped = text.lstrip()
     if not head:
-        raise RoofscopeError("file is empty", path=str(path), hint=EXPORT_HINT)
+        raise RoofscopeError(
+            "file is empty (0 bytes)",
+            path=str(path),
+            hint="the export did not finish or the copy failed; export it again",
+        )
     if NCU_REP_MAGIC in head[:4096] or path.suffix == ".ncu-rep":
         raise RoofscopeError("is a binary .ncu-rep report", path=str(path), hint=EXPORT_HINT)
+    if head.startswith(PARQUET_MAGIC):
+        raise RoofscopeError(
+            "is a Parquet file, not a CSV export",
+            path=str(path),
+            hint="open recordings and nsys parquetdir folders as they are, not as CSV",
+        )
+    if _is_utf16(head):
+        raise RoofscopeError(
+            "is UTF-16 text (as PowerShell's > writes it); ncu writes UTF-8",
+            path=str(path),
+            hint="convert it: iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8.csv, or use ncu --log-file",
+        )
     sample = head[:65536]
     if sample.count(b"\x00") > len(sample) // 100 + 1 or _mostly_binary(sample):
         raise RoofscopeError("is a binary file, not a CSV export", path=str(path), hint=EXPORT_HINT)
@@ -135,6 +165,17 @@ def _refuse_non_ncu(path: Path, head: bytes, text: str) -> None:
         )
 
 
+def _is_utf16(head: bytes) -> bool:
+    """A byte-order mark, or ASCII text with every other byte NUL."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    sample = head[:400]
+    for zeros, chars in ((sample[1::2], sample[0::2]), (sample[0::2], sample[1::2])):
+        if len(zeros) >= 8 and not any(zeros) and all(c >= 32 or c in b"\t\n\r" for c in chars):
+            return True
+    return False
+
+
 def _mostly_binary(sample: bytes) -> bool:
     if not sample:
         return False
@@ -143,7 +184,26 @@ def _mostly_binary(sample: bytes) -> bool:
     return odd > len(sample[:8192]) * 0.1
 
 
-def _no_header_error(path: Path, lines: list[str]) -> RoofscopeError:
+def _no_header_error(path: Path, lines: list[str], complete: bool) -> RoofscopeError:
+    content = [x.strip() for x in lines if x.strip()]
+    if content and all(x.startswith(("==PROF==", "==WARNING==", "==ERROR==")) for x in content):
+        return RoofscopeError(
+            "holds only ncu's ==PROF== log lines, no CSV table",
+            path=str(path),
+            hint="did the application launch any kernel, and was ncu given --csv? " + EXPORT_HINT,
+        )
+    if complete and content and content[0][:1] in "[{":
+        try:
+            json.loads("\n".join(lines))
+        except ValueError:
+            pass
+        else:
+            return RoofscopeError(
+                "is a JSON document, not an ncu CSV or an nsys stats export",
+                path=str(path),
+                hint="nsys stats JSON is written by nsys stats --format json and named "
+                "NAME_cuda_gpu_kern_sum.json",
+            )
     for line in lines[:2000]:
         if re.match(r'^"?ID"?\s*[;\t|]\s*"?Process ID', line):
             sep = re.match(r'^"?ID"?\s*([;\t|])', line).group(1)  # type: ignore[union-attr]
@@ -192,13 +252,18 @@ def sniff(path: str | Path) -> Sniffed:
         # The last line may be cut by the read limit; only trust it when the file ended.
         scan = lines if complete else lines[:-1]
         found = _find_header(path, scan, compressed)
+        if found is not None:
+            parts = head.split(b"\n", found.header_line + 1)
+            if len(parts) > found.header_line + 1:
+                found.nul_after_header = parts[-1].count(b"\x00")
+            found.errors = [x.strip() for x in scan if x.startswith("==ERROR==")]
         # A raw header without its units row yet: read more, the row may be past the limit.
         if found is not None and (found.layout != RAW or found.units is not None or complete):
             return found
         if complete or size >= MAX_HEAD_BYTES:
             if found is not None:
                 return found
-            raise _no_header_error(path, lines)
+            raise _no_header_error(path, lines, complete)
         size *= 4
 
 
@@ -211,6 +276,12 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
         layout = _is_header(fields)
         if layout is None:
             continue
+        if len(fields) > MAX_COLUMNS:
+            raise RoofscopeError(
+                f"has a header of {len(fields):,} columns; ncu pages have a few thousand at most",
+                path=str(path),
+                hint="the file is damaged or was not written by ncu; export it again",
+            )
         sniffed = Sniffed(
             path=path,
             layout=layout,
@@ -244,12 +315,52 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
     return None
 
 
-def open_text(path: Path) -> io.TextIOBase:
-    """Text stream over the whole file (gzip aware), NUL bytes left for the caller to drop."""
+class Gunzip(io.RawIOBase):
+    """The inflated bytes of a gzip file that end quietly where a truncated file ends, with
+    ``truncated`` set, instead of raising and losing what was inflated last (``gzip.open``
+    drops up to a read buffer of complete rows before its EOFError)."""
+
+    def __init__(self, path: Path):
+        self._fh = open(path, "rb")  # noqa: SIM115 (closed by close(), as a stream is)
+        self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._out = b""
+        self.truncated = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+        while not self._out:
+            z = self._inflater
+            if z.eof:  # concatenated members (cat a.gz b.gz) continue after one ends
+                rest = z.unused_data or self._fh.read(1 << 16)
+                if not rest:
+                    return 0
+                self._inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                self._out = self._inflater.decompress(rest, 1 << 20)
+                continue
+            data = z.unconsumed_tail or self._fh.read(1 << 16)
+            if not data:
+                self.truncated = True
+                return 0
+            self._out = z.decompress(data, 1 << 20)
+        n = min(len(buffer), len(self._out))
+        buffer[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def close(self) -> None:
+        self._fh.close()
+        super().close()
+
+
+def open_text(path: Path) -> io.TextIOWrapper:
+    """Text stream over the whole file (gzip aware), NUL bytes left for the caller to drop.
+    For a gzip file, ``stream.buffer.raw`` is a :class:`Gunzip` that says whether it was cut."""
     with open(path, "rb") as fh:
         magic = fh.read(2)
     if magic == GZIP_MAGIC:
         return io.TextIOWrapper(
-            gzip.open(path, "rb"), encoding="utf-8", errors="replace", newline=""
+            io.BufferedReader(Gunzip(path)), encoding="utf-8", errors="replace", newline=""
         )
     return open(path, encoding="utf-8", errors="replace", newline="")
