@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from roofscope.errors import RoofscopeError
+from roofscope.regex import check_regex, first_match
 from roofscope.tomlfile import read_toml
 
 
@@ -25,19 +26,9 @@ class Rule:
     group: str
     origin: str = "built-in"
 
-    def compiled(self) -> re.Pattern[str]:
-        return _compile(self.pattern, self.origin)
-
-
-def _compile(pattern: str, origin: str) -> re.Pattern[str]:
-    try:
-        return re.compile(pattern, re.IGNORECASE)
-    except re.error as exc:
-        raise RoofscopeError(
-            f"invalid regular expression {pattern!r} ({exc})",
-            path=origin,
-            hint="fix the rule's pattern",
-        ) from exc
+    def check(self) -> None:
+        """Raise RoofscopeError naming the rule's origin when RE2 cannot run the pattern."""
+        check_regex(self.pattern, self.origin)
 
 
 BUILTIN_RULES: tuple[Rule, ...] = tuple(
@@ -80,18 +71,30 @@ def base_name(kernel: str) -> str:
 
 
 class Grouper:
-    """Ordered rules compiled once; ``group(name)`` is the first match or the base name."""
+    """Ordered rules, checked once; a name's group is the first match or its base name.
+
+    Matching runs in RE2 (``roofscope.regex``), so a user's pattern cannot hang the UI.
+    """
 
     def __init__(self, rules: Iterable[Rule]):
         self.rules = list(rules)
-        self._compiled = [(r, r.compiled()) for r in self.rules]
+        for rule in self.rules:
+            rule.check()
+
+    def match_all(self, kernels: Sequence[str]) -> list[tuple[str, str]]:
+        """(group, the rule that decided it) for each name, in one pass over all of them."""
+        hits = first_match([r.pattern for r in self.rules], kernels)
+        out = []
+        for kernel, hit in zip(kernels, hits, strict=True):
+            if hit is None:
+                out.append((base_name(kernel), "base name"))
+            else:
+                rule = self.rules[hit]
+                out.append((rule.group, f"{rule.origin}: /{rule.pattern}/"))
+        return out
 
     def match(self, kernel: str) -> tuple[str, str]:
-        """(group, the rule that decided it)."""
-        for rule, rx in self._compiled:
-            if rx.search(kernel):
-                return rule.group, f"{rule.origin}: /{rule.pattern}/"
-        return base_name(kernel), "base name"
+        return self.match_all([kernel])[0]
 
     def group(self, kernel: str) -> str:
         return self.match(kernel)[0]
@@ -121,7 +124,7 @@ def rules_from_toml(path: Path) -> list[Rule]:
                 hint='e.g. pattern = "my_gemm" name = "GEMM"',
             )
         rule = Rule(str(entry["pattern"]), str(entry["name"]), str(path))
-        rule.compiled()
+        rule.check()
         rules.append(rule)
     return rules
 
@@ -138,7 +141,7 @@ def default_rules(project_dir: Path | None = None) -> list[Rule]:
 
 def save_rule(path: Path, rule: Rule) -> None:
     """Append one rule to a ``roofscope.toml`` (the TUI's rule editor writes through this)."""
-    Rule(rule.pattern, rule.group, str(path)).compiled()
+    Rule(rule.pattern, rule.group, str(path)).check()
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
     block = f"\n[[groups]]\npattern = {_toml_str(rule.pattern)}\nname = {_toml_str(rule.group)}\n"
     path.write_text(existing.rstrip("\n") + ("\n" if existing else "") + block, encoding="utf-8")

@@ -8,12 +8,11 @@ for a million launches, so that any page of it is a 60-row join afterwards.
 from __future__ import annotations
 
 import itertools
-import re
 from dataclasses import dataclass
 
 import duckdb
 
-from roofscope.errors import RoofscopeError
+from roofscope.regex import check_regex
 from roofscope.sqlutil import quote_ident, quote_str
 
 LAUNCH_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -29,7 +28,11 @@ LAUNCH_COLUMNS: tuple[tuple[str, str], ...] = (
     ("grid_size", "grid"),
     ("block_size", "block"),
 )
-_FLOPS = "(coalesce(v.fp64, 0) + coalesce(v.fp32, 0) + coalesce(v.fp16, 0) + coalesce(v.tensor, 0))"
+# Unknown stays unknown: a launch with no FLOP counter at all has no FLOP/s, not 0 FLOP/s.
+_FLOPS = (
+    "(CASE WHEN coalesce(v.fp64, v.fp32, v.fp16, v.tensor) IS NULL THEN NULL ELSE "
+    "coalesce(v.fp64, 0) + coalesce(v.fp32, 0) + coalesce(v.fp16, 0) + coalesce(v.tensor, 0) END)"
+)
 _EXPRS = {
     "flop_per_s": f"{_FLOPS} / nullif(v.time_s, 0)",
     "ai_dram": f"{_FLOPS} / nullif(v.dram, 0)",
@@ -68,21 +71,6 @@ class Filter:
                 f"AND end_ns > {t0} AND start_ns < {t1})"
             )
         return " AND ".join(parts)
-
-
-def check_regex(pattern: str) -> None:
-    """Reject what neither Python nor DuckDB's RE2 accepts, with a hint (never a traceback)."""
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise RoofscopeError(f"invalid regular expression {pattern!r} ({exc})") from exc
-    try:
-        duckdb.sql(f"SELECT regexp_matches('', {quote_str(pattern)})").fetchall()
-    except duckdb.Error as exc:
-        raise RoofscopeError(
-            f"regular expression {pattern!r} is not supported",
-            hint="RE2 syntax: no look-arounds or back-references",
-        ) from exc
 
 
 def _column_sql(name: str) -> str:

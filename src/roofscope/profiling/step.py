@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import re
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.profiling import markers
 from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.zoo.registry import Workload, workload
+from roofscope.regex import search
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 MODES = ("train", "infer")
@@ -108,13 +108,12 @@ def _count_kernels(stepper: Stepper, steps: int, device: torch.device, regex: st
         for _ in range(steps):
             stepper.step(Phases(device, announce=False))
         _sync(device)
-    pattern = re.compile(regex) if regex else None
     names = [
         e.name
         for e in prof.events()
         if str(e.device_type).endswith("CUDA") and not e.name.startswith(("Memcpy", "Memset"))
     ]
-    return sum(1 for n in names if pattern is None or pattern.search(n))
+    return sum(search(regex, names, ignore_case=False)) if regex else len(names)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,0 +1,70 @@
+"""User regular expressions, matched by RE2 (inside DuckDB) so that none can hang the UI.
+
+Python's ``re`` backtracks: ``(a+)+$`` against a 10 KB kernel name never returns, and a thread
+running it cannot be stopped. RE2 matches in time linear in the text for every pattern it
+accepts, so every pattern a user types (filters, grouping rules, metric search) is checked
+here and then matched in DuckDB. Patterns RE2 refuses (look-arounds, back-references) are
+rejected with a hint rather than run by a backtracking engine.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import duckdb
+
+from roofscope.errors import RoofscopeError
+from roofscope.sqlutil import quote_str
+
+
+def check_regex(pattern: str, origin: str | None = None) -> None:
+    """Reject what neither Python's parser nor RE2 accepts, with a hint (never a traceback)."""
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise RoofscopeError(
+            f"invalid regular expression {pattern!r} ({exc})", path=origin, hint="fix the pattern"
+        ) from exc
+    try:
+        _query(f"SELECT regexp_matches('', {quote_str(pattern)})", [])
+    except duckdb.Error as exc:
+        raise RoofscopeError(
+            f"regular expression {pattern!r} is not supported",
+            path=origin,
+            hint="RE2 syntax: no look-arounds or back-references",
+        ) from exc
+
+
+def first_match(
+    patterns: Sequence[str], texts: Sequence[str], ignore_case: bool = True
+) -> list[int | None]:
+    """For each text, the index of the first pattern found in it, or None."""
+    if not patterns or not texts:
+        return [None] * len(texts)
+    flag = "'i'" if ignore_case else "'c'"
+    cases = " ".join(
+        f"WHEN regexp_matches(t, {quote_str(p)}, {flag}) THEN {i}" for i, p in enumerate(patterns)
+    )
+    sql = f"SELECT list_transform($texts, lambda t: CASE {cases} END)"
+    return _query(sql, list(texts))
+
+
+def search(pattern: str, texts: Sequence[str], ignore_case: bool = True) -> list[bool]:
+    """Whether the pattern is found in each text."""
+    return [hit is not None for hit in first_match([pattern], texts, ignore_case)]
+
+
+_local = threading.local()
+
+
+def _query(sql: str, texts: list[str]) -> Any:
+    # One connection per thread: callers run in Textual workers and the main thread at once.
+    con = getattr(_local, "con", None)
+    if con is None:
+        con = _local.con = duckdb.connect()
+    params = {"texts": texts} if "$texts" in sql else None
+    row = con.execute(sql, params).fetchone()
+    return row[0] if row else []
