@@ -40,7 +40,14 @@ from roofscope.metrics import (
     store_facts,
 )
 from roofscope.sqlutil import insert_rows
-from roofscope.store import OpenedStore, open_store
+from roofscope.store import (
+    OpenedStore,
+    changed_since_loaded,
+    discard_damaged,
+    is_damaged,
+    open_store,
+    stored_identity,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,6 +118,7 @@ class Session:
 
     def __init__(self, store: OpenedStore, options: Options):
         self.store = store
+        self.identity = stored_identity(store.con)
         self.con = store.con
         # One connection, used by one thread at a time: the TUI's workers query through it,
         # and the session's temporary tables are per connection in DuckDB.
@@ -185,7 +193,7 @@ class Session:
             self.con,
             "kernel_groups",
             ("kernel", "grp", "rule"),
-            [(k, *self.grouper.match(k)) for k in kernels],
+            [(k, *g) for k, g in zip(kernels, self.grouper.match_all(kernels), strict=True)],
         )
         column = AXES[self.axis]
         if column is None:
@@ -249,7 +257,12 @@ class Session:
     # -- reading --------------------------------------------------------------------------
     @property
     def warnings(self) -> list[str]:
-        return [f"{r.path}: {w}" for r in self.reports for w in r.warnings]
+        notes = [self.store.note] if self.store.note else []
+        return notes + [f"{r.path}: {w}" for r in self.reports for w in r.warnings]
+
+    def changed_on_disk(self) -> list[str]:
+        """Inputs modified (or removed) since this session loaded them (stat calls only)."""
+        return changed_since_loaded(self.identity)
 
     def rows(
         self,
@@ -638,8 +651,14 @@ def _plans(
 
 def store_default_facts(con: duckdb.DuckDBPyConnection) -> None:
     """Build hook: persist the facts of the default options into the cache being built."""
-    for _, _, plan in _plans(con, _report_metrics(con), None, "ncu"):
+    metrics = _report_metrics(con)
+    for row, spec, plan in _plans(con, metrics, None, "ncu"):
         store_facts(con, plan)
+        rid, cc = row[0], row[4]
+        traffic = frozenset(lvl for lvl in ("l1", "l2") if "traffic" in plan.provenance[lvl])
+        # Run once here so that their scans over every launch land in ``query_memo``.
+        resolve_ceilings(con, rid, metrics.get(rid, set()), spec, cc=plan_cc(cc, spec),
+                         traffic_levels=traffic)  # fmt: skip
 
 
 def load(
@@ -655,7 +674,16 @@ def load(
     (SQLite, parquetdir, stats CSV, ``.nsys-rep`` with nsys installed)."""
     options = Options(gpu, ceilings, fp16_convention, rules, use_cache, axis)
     store = open_store(list(paths), use_cache=use_cache, on_build=store_default_facts)
-    session = Session(store, options)
+    try:
+        session = Session(store, options)
+    except duckdb.Error as exc:
+        if not (store.from_cache and is_damaged(exc)):
+            raise
+        # A cache that rotted on disk: drop it and build a new one from the report.
+        store.con.close()
+        discard_damaged()
+        store = open_store(list(paths), use_cache=use_cache, on_build=store_default_facts)
+        session = Session(store, options)
     for report, given in zip(session.reports, paths, strict=False):
         report.path = str(given)  # a cache made from another spelling of the same file
     return session

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -37,6 +38,19 @@ def one(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence | None = None
     """First row of a query, draining the result (DuckDB 2.0 keeps a half-read result open)."""
     rows = con.execute(sql, params).fetchall() if params else con.execute(sql).fetchall()
     return rows[0] if rows else None
+
+
+def memo_one(con: duckdb.DuckDBPyConnection, sql: str) -> tuple | None:
+    """``one()`` remembered in the store's ``query_memo``: an aggregate over a million launches
+    (a report's median peaks) runs once while the cache is built, not at every re-open. The
+    insert fails harmlessly on a cache attached read-only."""
+    hit = con.execute("SELECT result FROM query_memo WHERE query = ?", [sql]).fetchall()
+    if hit:
+        return tuple(json.loads(hit[0][0])) or None
+    row = one(con, sql)
+    with contextlib.suppress(duckdb.Error):
+        con.execute("INSERT INTO query_memo VALUES (?, ?)", [sql, json.dumps(list(row or ()))])
+    return row
 
 
 def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence | None = None) -> object:

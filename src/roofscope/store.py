@@ -23,15 +23,19 @@ Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
 * ``raw_r{N}`` (raw page: every column as text) or ``det_r{N}(launch_id, section, metric, label,
   unit, value)`` (details/summary page) — every value as exported, for drill-down.
 * ``warnings(report_id, message)`` — what was skipped or assumed while loading.
+* ``query_memo(query, result)`` — aggregates over every launch (median peaks, tensor-op sums)
+  computed while building, so a re-open does not scan a million launches again.
 * ``gpu_samples(report_id, ts, host, gpu, …)`` — GPU recordings of ``roofscope record``, one row
   per GPU per sample (columns of :mod:`roofscope.monitor.recording`; ``ts`` in epoch seconds).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -52,8 +56,8 @@ from roofscope.ingest.recording import SCHEMA as RECORDING_SCHEMA
 from roofscope.monitor.recording import is_recording, parts
 from roofscope.sqlutil import insert_rows
 
-SCHEMA_VERSION = 5
-BUILD_MEMORY_LIMIT = "1GB"
+SCHEMA_VERSION = 6
+BUILD_MEMORY_LIMIT = "2GB"
 BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
 
 SCHEMA = (
@@ -69,6 +73,7 @@ CREATE TABLE catalogue (report_id INTEGER, metric VARCHAR, label VARCHAR, sectio
     unit VARCHAR, base_unit VARCHAR, scale DOUBLE, source VARCHAR, wanted BOOLEAN,
     known_unit BOOLEAN);
 CREATE TABLE warnings (report_id INTEGER, message VARCHAR);
+CREATE TABLE query_memo (query VARCHAR, result VARCHAR);
 """
     + TIMELINE_SCHEMA
     + RECORDING_SCHEMA
@@ -110,6 +115,30 @@ def input_identity(paths: list[Path]) -> list[dict[str, object]]:
     return out
 
 
+def changed_inputs(paths: list[Path], identity: list[dict[str, object]]) -> list[str]:
+    """The inputs whose size or modification time differ from ``identity``, or that are gone."""
+    out = []
+    for path, before in zip(paths, identity, strict=True):
+        try:
+            now = input_identity([path])[0]
+        except OSError:
+            now = None
+        if now != before:
+            out.append(str(path))
+    return out
+
+
+def stored_identity(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
+    """The identity of the inputs a store was built from (``meta``)."""
+    row = con.execute("SELECT value FROM meta WHERE key = 'inputs'").fetchone()
+    return json.loads(row[0]) if row else []
+
+
+def changed_since_loaded(identity: list[dict[str, object]]) -> list[str]:
+    """Inputs of an opened store that changed on disk after it was built (re-open to see)."""
+    return changed_inputs([Path(str(i["path"])) for i in identity], identity)
+
+
 def cache_key(identity: list[dict[str, object]]) -> str:
     blob = json.dumps({"schema": SCHEMA_VERSION, "inputs": identity}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
@@ -122,6 +151,43 @@ class OpenedStore:
     con: duckdb.DuckDBPyConnection
     path: Path | None
     from_cache: bool
+    note: str | None = None  # why no cache was written (the store lives in memory)
+
+
+# Cache files attached in this process: what to remove when DuckDB finds one damaged.
+_ATTACHED: set[Path] = set()
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """DuckDB checks every block it reads against its checksum; a mismatch means the file rotted."""
+    text = str(exc)
+    return isinstance(exc, duckdb.Error) and (
+        "Corrupt database file" in text or "checksum" in text or "not a valid DuckDB" in text
+    )
+
+
+def discard_damaged() -> list[Path]:
+    """Remove the caches this process attached (after ``is_damaged``): the next open rebuilds."""
+    removed = []
+    for path in sorted(_ATTACHED):
+        try:
+            path.unlink()
+            removed.append(path)
+        except OSError:
+            continue
+    _ATTACHED.clear()
+    return removed
+
+
+def damaged_error() -> RoofscopeError:
+    """The one line for a cache that failed its checksums mid-session, after removing it."""
+    removed = discard_damaged()
+    where = ", ".join(str(p) for p in removed) or str(cache_dir())
+    return RoofscopeError(
+        "the cache database is damaged (a block failed its checksum) and was removed",
+        path=where,
+        hint="run the same command again: the cache is rebuilt from the report",
+    )
 
 
 def _check_inputs(paths: list[Path]) -> None:
@@ -217,6 +283,7 @@ def _attach(path: Path) -> duckdb.DuckDBPyConnection:
     con = _connect()
     con.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS cache (READ_ONLY)")
     con.execute("USE cache")
+    _ATTACHED.add(path)
     return con
 
 
@@ -240,27 +307,81 @@ def open_store(
         directory.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=directory)
         os.close(fd)
-    except OSError:
+    except OSError as exc:
         # No writable cache directory (read-only home, full disk): work in memory.
-        return OpenedStore(_build_in_memory(resolved, identity, on_build), None, False)
+        con = _build_in_memory(resolved, identity, on_build)
+        return OpenedStore(con, None, False, _no_cache_note(directory, exc))
     tmp = Path(tmp_name)
     tmp.unlink()
     try:
-        con = _connect(str(tmp))
+        _build_file(tmp, resolved, identity, on_build)
+    except (RoofscopeError, duckdb.Error, OSError) as exc:
+        _remove_build(tmp)
+        if not _cache_write_failed(exc, tmp):
+            raise
+        # The disk filled (or a quota ran out) while writing the cache: the report itself is
+        # fine, so load it in memory and say how to get a cache back.
+        con = _build_in_memory(resolved, identity, on_build)
+        return OpenedStore(con, None, False, _no_cache_note(directory, exc))
+    except BaseException:
+        _remove_build(tmp)
+        raise
+    if changed := changed_inputs(resolved, identity):
+        _remove_build(tmp)
+        raise RoofscopeError(
+            "changed while it was being read (still being written?)",
+            path=", ".join(changed),
+            hint="open it again when the program writing it has finished",
+        )
+    os.replace(tmp, target)
+    return OpenedStore(_attach(target), target, False)
+
+
+def _build_file(
+    tmp: Path, paths: list[Path], identity: list[dict], on_build: BuildHook | None
+) -> None:
+    con = _connect(str(tmp))
+    try:
         # Builds of ten million nsys kernels sort and copy whole tables; spill to disk next to
         # the cache rather than take most of a login node's memory (DuckDB's default: 80%).
         con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
-        try:
-            build(con, resolved, identity, on_build)
-            con.execute("CHECKPOINT")
-        finally:
-            con.close()
-        os.replace(tmp, target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        Path(str(tmp) + ".wal").unlink(missing_ok=True)
-        raise
-    return OpenedStore(_attach(target), target, False)
+        build(con, paths, identity, on_build)
+        con.execute("CHECKPOINT")
+    finally:
+        con.close()
+
+
+def _remove_build(tmp: Path) -> None:
+    for leftover in (tmp, Path(str(tmp) + ".wal")):
+        leftover.unlink(missing_ok=True)
+    shutil.rmtree(str(tmp) + ".tmp", ignore_errors=True)  # DuckDB's spill folder
+
+
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
+_DISK_FULL_TEXT = ("No space left", "Disk quota", "File too large", "Read-only file system")
+
+
+def _cache_write_failed(exc: BaseException, tmp: Path) -> bool:
+    """Whether writing the cache (not reading the report) is what failed."""
+    for err in (exc, exc.__cause__, exc.__context__):
+        if isinstance(err, OSError) and err.errno in _DISK_FULL:
+            return True
+        if err is not None and any(t in str(err) for t in _DISK_FULL_TEXT):
+            return True
+        if isinstance(err, duckdb.IOException) and tmp.name in str(err):
+            return True
+    return False
+
+
+def _no_cache_note(directory: Path, exc: BaseException) -> str:
+    text = " ".join(str(e) for e in (exc, exc.__cause__) if e is not None)
+    known = [t for t in (*_DISK_FULL_TEXT, "Permission denied", "Not a directory") if t in text]
+    reason = known[0] if known else getattr(exc, "strerror", None) or text.strip()[:120]
+    return (
+        f"no cache written in {directory} ({reason}): the report was loaded in memory and will "
+        "be read again next time; free space there or set ROOFSCOPE_CACHE_DIR to a writable "
+        "directory"
+    )
 
 
 def _remove_abandoned_builds(directory: Path, older_than_s: float = 3600.0) -> None:

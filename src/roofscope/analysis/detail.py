@@ -18,6 +18,7 @@ from roofscope.ingest.nsys_export import kernel_row
 from roofscope.ingest.sniff import open_text, sniff
 from roofscope.ingest.units import UnknownUnitError, parse_unit
 from roofscope.sqlutil import quote_ident, quote_str
+from roofscope.store import changed_since_loaded, stored_identity
 
 DERIVED = (
     ("time_s", "s"),
@@ -62,7 +63,9 @@ def parse_number(text: str | None, decimal: str = ".") -> float | None:
 
 
 def _intensive(unit: str) -> bool:
-    return "/" in unit or unit in ("%", "Hz")
+    """Averaged over a group, not summed: rates, shares, and unitless values (device
+    attributes, sizes), whose sum over launches means nothing (60 launches of CC 9 ≠ 540)."""
+    return not unit or "/" in unit or unit in ("%", "Hz")
 
 
 def derived_rows(
@@ -114,18 +117,10 @@ def raw_rows_for_launch(
             names = [d[0] for d in result.description]
             found = result.fetchall()
             values = dict(zip(names, found[0], strict=True)) if found else {}
-        elif Path(path).exists():
-            values = _row_from_export(path, launch_id)
+        elif problem := _export_problem(con, path):
+            return [MetricRow("raw", "(other exported columns)", None, "", problem)]
         else:
-            return [
-                MetricRow(
-                    "raw",
-                    "(other exported columns)",
-                    None,
-                    "",
-                    f"not copied into the store and {path} is gone",
-                )
-            ]
+            values = _row_from_export(path, launch_id)
         values.pop("launch_id", None)
         return [
             _raw_row(m, v, units.get(m, ("", None)), decimal, "raw column")
@@ -171,13 +166,27 @@ def _nsys_rows(
         MetricRow("nsys", "NVTX innermost", inner, "", "range open on the launching thread"),
         MetricRow("nsys", "NVTX outermost", outer, "", "range open on the launching thread"),
     ]
-    if source_row is not None and layout != "nsys-stats" and Path(path).exists():
+    if source_row is not None and layout != "nsys-stats":
+        if problem := _export_problem(con, path):
+            return [*out, MetricRow("raw", "(export row)", None, "", problem)]
         try:
             row = kernel_row(Path(path), int(source_row))
         except (sqlite3.Error, duckdb.Error, OSError):
             row = {}
         out += [MetricRow("raw", k, v, "", "export row") for k, v in row.items()]
     return out
+
+
+def _export_problem(con: duckdb.DuckDBPyConnection, path: str) -> str | None:
+    """Why the export cannot be read for values the store does not hold (None: it can).
+
+    Reading a file that changed since it was loaded would show another report's values.
+    """
+    if not Path(path).exists():
+        return f"not copied into the store and {path} is gone"
+    if str(Path(path).resolve()) in changed_since_loaded(stored_identity(con)):
+        return f"{path} changed since it was opened: reopen it (Ctrl+R in roofscope open)"
+    return None
 
 
 def _raw_row(

@@ -20,7 +20,7 @@ from roofscope import metric_names as mn
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.measured import MEMORY_ROOFS, load_measured
 from roofscope.hardware.specs import GpuSpec
-from roofscope.sqlutil import one, quote_ident
+from roofscope.sqlutil import memo_one, quote_ident
 from roofscope.tomlfile import read_toml
 
 COMPUTE = "compute"
@@ -166,7 +166,7 @@ def _dominant_tensor_family(
     if not aggs:
         return None
     sums = ", ".join(f"sum(v.{quote_ident(a)} * {weight})" for a in aggs)
-    row = one(
+    row = memo_one(
         con,
         f"SELECT {sums} FROM values_r{report_id} v JOIN launches l "
         f"ON l.launch_id = v.launch_id AND l.report_id = {report_id}",
@@ -190,7 +190,7 @@ def _from_report(
     if not formulas:
         return {}
     exprs = ", ".join(f"median({sql})" for sql, _ in formulas.values())
-    row = one(con, f"SELECT count(*), {exprs} FROM values_r{report_id}")
+    row = memo_one(con, f"SELECT count(*), {exprs} FROM values_r{report_id}")
     launches = row[0] if row else 0
     out = {}
     for (name, (_, text)), value in zip(formulas.items(), (row or ())[1:], strict=True):

@@ -51,8 +51,13 @@ def record(
     rotate_s: float = 600.0,
     stop: threading.Event | None = None,
     clock: Callable[[], float] = time.monotonic,
+    warn: Callable[[str], None] | None = None,
 ) -> RecordResult:
-    """Record until ``duration`` passes or ``stop`` is set (the signal handlers set it)."""
+    """Record until ``duration`` passes or ``stop`` is set (the signal handlers set it).
+
+    A flush that cannot write (full disk) is retried at the next one and reported once through
+    ``warn``; still failing at the end, it raises RoofscopeError: nothing is lost silently.
+    """
     check_interval(interval)
     writer = RecordingWriter(out)
     first_part = writer.part_number
@@ -74,8 +79,11 @@ def record(
                 writer.rotate()
                 last_rotate = last_flush = now
             elif now - last_flush >= flush_s:
+                told = writer.error
                 writer.flush()
                 last_flush = now
+                if writer.error and writer.error != told and warn is not None:
+                    warn(f"{writer.error}: keeping samples in memory and trying again")
             next_tick = start + ticks * interval
             if now > next_tick:  # fell behind: skip the missed ticks
                 missed = int((now - next_tick) // interval) + 1
@@ -89,6 +97,13 @@ def record(
                 stop.wait(wait)
     finally:
         writer.flush()
+    if writer.error:
+        raise RoofscopeError(
+            f"{writer.error}: the samples since its last successful write are not saved",
+            path=str(out),
+            hint="free space on that file system or record to another --out; the parts "
+            "already on disk are complete",
+        )
     return RecordResult(
         out, samples, ticks - skipped, skipped, clock() - start, writer.part_number - first_part + 1
     )

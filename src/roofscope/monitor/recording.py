@@ -163,6 +163,7 @@ class RecordingWriter:
         self.part_number = max(existing, default=0) + 1
         self.pending: list[tuple[GpuSample, list[ProcessInfo]]] = []
         self.flushed: list[pa.Table] = []  # the current part so far, converted once each
+        self.error: str | None = None  # why the last flush could not write (full disk…)
         umask = os.umask(0)
         os.umask(umask)
         self.mode = 0o666 & ~umask
@@ -185,21 +186,27 @@ class RecordingWriter:
         self.flushed.append(to_table(self.pending))
         self.pending = []
         table = pa.concat_tables(self.flushed)
-        fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=self.path)
+        tmp = None
         try:
+            fd, tmp = tempfile.mkstemp(prefix=".part-", suffix=".tmp", dir=self.path)
             with os.fdopen(fd, "wb") as fh:
                 pq.write_table(table, fh, compression="zstd")
                 fh.flush()
                 os.fsync(fh.fileno())  # the rename below must never expose unwritten blocks
             os.chmod(tmp, self.mode)  # mkstemp makes 0600; a follower may be another account
             os.replace(tmp, self.current_part)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+            tmp, self.error = None, None
+        except OSError as exc:
+            # A full disk or a lost mount: the parts on disk stay whole (the old version of this
+            # one included) and the rows stay in memory for the next flush to try again.
+            self.error = f"cannot write {self.current_part.name} ({exc.strerror or exc})"
+        finally:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
 
     def rotate(self) -> None:
-        """Close the current part; the next flush starts a new one."""
+        """Close the current part; the next flush starts a new one (not while rows are unsaved)."""
         self.flush()
-        if self.flushed:
+        if self.flushed and self.error is None:
             self.part_number += 1
             self.flushed = []
