@@ -13,7 +13,9 @@ and each in its own process (so peak memory is its own):
 * ``duckdb-scan-projected`` — the same scan keeping, as text, only the columns roofscope reads:
   the least a DuckDB loader of these numbers must do.
 
-Usage: python bench/ingest.py [N ...]   (default: 10000 100000). Prints a Markdown table.
+Usage: python bench/ingest.py [N ...] [--narrow] [--keep DIR]   (default: 10000 100000).
+``--narrow``: only the columns roofscope reads (~1 KB a launch; the full scan then is the
+projected one); ``--keep DIR``: build the file there and reuse it. Prints a Markdown table.
 """
 
 from __future__ import annotations
@@ -34,13 +36,25 @@ SOURCE = REPO / "sample_reports" / "resnet18_fp32_h100.ncu-raw.csv"
 METHODS = ("roofscope", "cached", "pandas", "duckdb-scan", "duckdb-scan-projected")
 
 
-def build(n: int, out: Path) -> None:
-    """Replicate the real rows until there are n launches, renumbering the ID column."""
-    with SOURCE.open(encoding="utf-8") as fh:
-        lines = fh.read().splitlines(keepends=True)
-    header, units, rows = lines[0], lines[1], lines[2:]
+def build(n: int, out: Path, narrow: bool = False) -> None:
+    """Replicate the real rows until there are n launches, renumbering the ID column.
+
+    ``narrow`` keeps only the identification columns and the metrics roofscope reads: what
+    ``ncu --metrics <the roofline metrics> --page raw --csv`` writes (~1 KB a launch), so a
+    million launches make the ~1 GB file of the issue rather than 11 GB.
+    """
+    with SOURCE.open(encoding="utf-8", newline="") as fh:
+        table = list(csv.reader(fh))
+    header = table[0]
+    keep = range(len(header))
+    if narrow:
+        from roofscope.metric_names import is_wanted
+
+        keep = [i for i, c in enumerate(header) if i < 11 or is_wanted(c)]
+    lines = [",".join(f'"{row[i]}"' for i in keep) + "\n" for row in table]
+    header_line, units, rows = lines[0], lines[1], lines[2:]
     with out.open("w", encoding="utf-8") as fh:
-        fh.write(header)
+        fh.write(header_line)
         fh.write(units)
         for i in range(n):
             row = rows[i % len(rows)]
@@ -120,7 +134,7 @@ def measure(method: str, path: Path, cache: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(sizes: list[int]) -> None:
+def main(sizes: list[int], narrow: bool = False, keep: Path | None = None) -> None:
     print(
         f"machine: {platform.node()} · {os.cpu_count()} cores · Python "
         f"{platform.python_version()} · {platform.platform()}"
@@ -130,13 +144,15 @@ def main(sizes: list[int]) -> None:
     print("|---:|---:|---|---:|---:|---:|")
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / f"synthetic_{n}.csv"
-            build(n, path)
+            path = (keep or Path(tmp)) / f"synthetic_{n}{'_narrow' if narrow else ''}.csv"
+            if not path.exists():
+                build(n, path, narrow)
             size = path.stat().st_size / 1e6
             cache = str(Path(tmp) / "cache")
-            results = {m: measure(m, path, cache) for m in METHODS}
+            methods = [m for m in METHODS if not (narrow and m == "duckdb-scan-projected")]
+            results = {m: measure(m, path, cache) for m in methods}
             base = results["roofscope"]["seconds"]
-            for m in METHODS:
+            for m in methods:
                 r = results[m]
                 print(
                     f"| {n:,} | {size:,.0f} MB | {m} | {r['seconds']:.2f} | "
@@ -149,4 +165,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(*sys.argv[2:5])
     else:
-        main([int(a) for a in sys.argv[1:]] or [10_000, 100_000])
+        args = sys.argv[1:]
+        narrow = "--narrow" in args
+        keep = Path(args[args.index("--keep") + 1]) if "--keep" in args else None
+        numbers = [int(a) for a in args if a.isdigit()]
+        main(numbers or [10_000, 100_000], narrow, keep)

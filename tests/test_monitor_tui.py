@@ -116,11 +116,11 @@ async def test_scrolling_back_zooming_and_returning_to_live():
 
 async def test_the_pane_history_stays_bounded_over_a_long_session():
     src = SyntheticSource(step=0.1)
-    app = app_with(src, history_capacity=64)
+    app = app_with(src, history_capacity=16)
     async with app.run_test(size=(80, 24)) as pilot:
-        pane = await fed(app, pilot, src, 2000)  # three times what 640 buckets hold unmerged
+        pane = await fed(app, pilot, src, 600)  # almost four times what 160 buckets hold unmerged
         history = pane.histories[("node01", 0)]
-        assert history.buckets() <= 64 * 10 and history.added == 2000
+        assert history.buckets() <= 16 * 10 and history.added == 600
         assert history.first_ts == T0  # the session's start is still there, averaged
 
 
