@@ -52,3 +52,12 @@ def test_cli_start_up_does_not_import_pandas_or_textual():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_group_detail_averages_unitless_values_and_sums_counts(in_tmp_cwd):
+    session = roofscope.load(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
+    rows = {r.name: r for r in session.group_detail(0, "GEMM")}
+    major = rows["device__attribute_compute_capability_major"]
+    assert major.value == pytest.approx(9) and major.source == "time-weighted mean"
+    launches = sum(r["launches"] for r in session.rows("group") if r["name"] == "GEMM")
+    assert launches > 1 and rows["time_s"].source  # derived rows still present

@@ -6,6 +6,7 @@ import csv
 import gzip
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -238,3 +239,69 @@ def test_ncu_rep_is_converted_when_ncu_is_on_path(tmp_path):
     assert json.loads(result.stdout)["reports"][0]["launches"] == 459
     args = (tmp_path / "args").read_text().split()
     assert args == ["--import", str(rep), "--csv", "--page", "raw", "--print-units", "base"]
+
+
+def test_table_at_80_columns_keeps_the_names(tmp_path):
+    """A narrow terminal drops the least needed numbers, never the group names."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "roofscope",
+            "report",
+            str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "layout transform" in result.stdout and "conv fprop" in result.stdout
+    assert "not shown at this width: AI L2, headroom" in result.stdout
+    assert max(len(line) for line in result.stdout.splitlines()) <= 80
+
+
+def test_help_says_where_to_start_and_every_option_has_help():
+    from roofscope.cli import build_parser
+
+    result = run("--help")
+    assert "start here:" in result.stdout and "roofscope open FILE" in result.stdout
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            assert action.help, f"roofscope {name} {action.option_strings or action.dest}"
+
+
+def test_estimate_and_ceilings_without_torch_say_what_to_install(tmp_path):
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "from roofscope.cli import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    for args in (["profile", "vgg11", "--estimate"], ["ceilings", "--no-save"]):
+        result = subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+        )
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert "needs torch" in result.stderr and "[profile]" in result.stderr
+
+
+def test_runs_without_runs_says_how_to_start_one(tmp_path):
+    result = run("runs", "--runs-dir", str(tmp_path / "none"))
+    assert result.returncode == 0
+    assert "no runs yet" in result.stdout and "roofscope profile MODEL" in result.stdout
+    assert "started" not in result.stdout  # no empty table
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    head = subprocess.run(
+        f'"{sys.executable}" -m roofscope profile mlp --dry-run | head -c 1',
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in head.stderr

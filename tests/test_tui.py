@@ -261,3 +261,45 @@ async def test_command_palette_jumps_to_a_group(in_tmp_cwd):
         assert app.selected_group == "GEMM"
         await palette(app, pilot, "Pane: Roofline")
         assert app.query_one(ContentSwitcher).current == "roofline"
+
+
+async def test_first_hour_keys_at_80x24(in_tmp_cwd):
+    """What a new user at 80×24 needs: ? and q in the footer, a help that scrolls to its
+    end, Escape back from Detail, and a word when . has nothing to switch to."""
+    from tests.screen_text import screen_text
+
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot)
+        footer = screen_text(app).splitlines()[-1]
+        assert "? Help" in footer and "q Quit" in footer
+        await pilot.press("question_mark")
+        await pilot.pause(0.1)
+        assert "Ctrl+P" not in screen_text(app)  # below the fold at 24 rows
+        await pilot.press("pagedown", "pagedown", "pagedown")
+        await pilot.pause(0.1)
+        assert "Ctrl+P" in screen_text(app)
+        await pilot.press("escape")
+        await pilot.press("enter")  # a group's launches
+        await settle(app, pilot)
+        await pilot.press("enter")  # a launch's metrics
+        await settle(app, pilot)
+        assert app.query_one(ContentSwitcher).current == "detail"
+        await pilot.press("escape")
+        await settle(app, pilot)
+        assert app.query_one(ContentSwitcher).current == "kernels"
+        assert app.query_one(KernelsPane).has_class("drilled")  # back where it came from
+        await pilot.press("full_stop")
+        await pilot.pause(0.1)
+        assert any("only one report" in str(n.message) for n in app._notifications)
+
+
+async def test_palette_lists_the_panes_before_typing(in_tmp_cwd):
+    from roofscope.tui.app import RoofscopeCommands
+
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        provider = RoofscopeCommands(app.screen)
+        found = [str(hit.display) async for hit in provider.discover()]
+        assert found[:2] == ["Pane: Kernels", "Pane: Roofline"] and len(found) == 8

@@ -14,6 +14,18 @@ from tests.test_tui import groups, opened
 def test_start_choices_list_the_bundled_samples(in_tmp_cwd):
     names = [c.rsplit("/", 1)[-1] for c in start_choices()]
     assert "resnet18_fp32_h100.ncu-raw.csv" in names
+    assert "h100_matmul.parquet" in names  # the recording opens in pane 5
+
+
+def test_start_screen_shows_short_paths(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    from roofscope.tui.app import _short_path
+
+    monkeypatch.chdir(tmp_path)
+    assert _short_path(str(tmp_path / "sample_reports" / "a.csv")) == "sample_reports/a.csv"
+    assert _short_path(str(Path.home() / "x" / "b.csv")) in ("~/x/b.csv", "x/b.csv")
+    assert _short_path("/elsewhere/c.csv") == "/elsewhere/c.csv"
 
 
 async def test_start_screen_opens_the_chosen_report(in_tmp_cwd):

@@ -177,3 +177,16 @@ def test_odd_headers_load_or_fail_with_one_line(text, tmp_path):
     assert out.returncode in (0, 2)
     if out.returncode == 2:
         assert out.stderr.startswith("roofscope: ") and out.stderr.count("\n") == 1
+
+
+def test_launch_table_without_flop_counters_shows_unknown_not_zero(tmp_path, in_tmp_cwd):
+    from roofscope.analysis.browse import Filter
+
+    page = details_page(
+        [("k", {"gpu__time_duration.sum": ("ns", "7"), "dram__bytes.sum": ("byte", "4,096")})]
+    )
+    session = roofscope.load(write(tmp_path / "d.csv", page), use_cache=False)
+    pager = session.pager(0, Filter())
+    (row,) = session.page(pager, 0, 10)
+    flop_per_s, ai_dram = row[3], row[4]
+    assert flop_per_s is None and ai_dram is None

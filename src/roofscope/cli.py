@@ -38,16 +38,39 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"roofscope: {message} (see roofscope {self.prog.split()[-1]} --help)\n")
 
 
+START_HERE = """start here:
+  roofscope open                  a start screen: the bundled samples, recent reports
+  roofscope open FILE…            explore exports in the terminal UI (? lists the keys)
+  roofscope report FILE…          the same numbers headless: table, JSON, CSV, Markdown
+  roofscope diff BEFORE AFTER     what changed between two exports
+  roofscope COMMAND --help        the options of one command
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="roofscope", description="GPU performance data explorer.")
+    parser = _Parser(
+        prog="roofscope",
+        description="GPU performance data explorer: Nsight Compute and Nsight Systems\n"
+        "exports, live GPUs (NVML), profiling bundled PyTorch models.",
+        epilog=START_HERE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"roofscope {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     opener = sub.add_parser(
         "open",
         help="explore exports in the terminal UI (no FILE: a start screen)",
-        description="Open ncu and nsys exports in the keyboard-driven TUI.",
+        description="Open ncu and nsys exports in the keyboard-driven TUI. With no FILE, a "
+        "start screen lists the bundled samples and the reports opened before. In the TUI, ? "
+        "lists every key, 1–8 switch panes, q quits.",
     )
-    opener.add_argument("files", nargs="*", metavar="FILE", help="exports, as for report")
+    opener.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="ncu CSV or nsys export, as for roofscope report (see its --help); two or more "
+        "are compared in pane 7, . steps through them",
+    )
     opener.add_argument(
         "--ascii",
         action="store_true",
@@ -80,14 +103,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_load_options(report)
     compare_commands.add_parsers(sub)
     _add_monitor(sub)
-    profile_commands.add_parsers(sub)
     _add_record(sub)
+    profile_commands.add_parsers(sub)
     return parser
 
 
 def _add_interval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--interval", type=float, default=1.0, metavar="S", help="seconds between samples (0.1–10)"
+        "--interval",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="seconds between samples, 0.1–10 (default 1)",
     )
 
 
@@ -165,7 +192,7 @@ def _open(args: argparse.Namespace) -> int:
         axis=axis(args),
     )
     app.run()
-    return 0
+    return app.return_code or 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -259,6 +286,7 @@ def _record(args: argparse.Namespace) -> int:
             flush_s=args.flush,
             rotate_s=args.rotate,
             stop=stop,
+            warn=lambda message: print(f"roofscope: warning: {message}", file=sys.stderr),
         )
     finally:
         source.close()
@@ -308,10 +336,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RoofscopeError as exc:
         print(exc.one_line(), file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `roofscope … | head`: before the catch-all below
+        return 0
+    except Exception as exc:
+        from roofscope.store import damaged_error, is_damaged
+
+        if not is_damaged(exc):
+            raise
+        print(damaged_error().one_line(), file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

@@ -16,15 +16,25 @@ if TYPE_CHECKING:
 
 def add_format(parser: argparse.ArgumentParser, help: str | None = None) -> None:
     parser.add_argument(
-        "--format", choices=("table", "json", "csv", "md"), default="table", help=help
+        "--format",
+        choices=("table", "json", "csv", "md"),
+        default="table",
+        help="table (default), json, csv or md" + (f"; {help}" if help else ""),
     )
 
 
 def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--gpu", metavar="NAME", help="GPU for datasheet ceilings when the export does not name it"
+        "--gpu",
+        metavar="NAME",
+        help="GPU for datasheet ceilings when the export does not name it, e.g. "
+        "h100-sxm5-80gb, a100-sxm4-40gb or a name as nvidia-smi prints it",
     )
-    parser.add_argument("--ceilings", metavar="FILE", help="TOML file with [ceilings] values")
+    parser.add_argument(
+        "--ceilings",
+        metavar="FILE",
+        help="TOML file with [ceilings] values you measured (docs/ceilings.md)",
+    )
     parser.add_argument(
         "--fp16-convention",
         choices=("ncu", "nersc"),

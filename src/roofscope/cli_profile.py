@@ -30,23 +30,34 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "preset, show progress with an ETA (Ctrl+C cancels), export the report to CSV in a run "
         "folder and open it. Without MODEL, open the Runs pane of the TUI.",
     )
-    p.add_argument("model", nargs="?", metavar="MODEL", help="see --list")
+    p.add_argument(
+        "model", nargs="?", metavar="MODEL", help=f"{', '.join(MODELS)} (--list describes them)"
+    )
     p.add_argument("--list", action="store_true", help="list the bundled models")
-    p.add_argument("--batch", type=int, default=None, help="batch size (default per model)")
+    p.add_argument(
+        "--batch", type=int, default=None, metavar="N", help="batch size (default per model)"
+    )
     p.add_argument(
         "--precision",
         choices=PRECISIONS,
         default="fp32",
-        help="fp32 (TF32 off), tf32, bf16 or fp16 autocast",
+        help="fp32 (TF32 off; the default), tf32, bf16 or fp16 autocast",
     )
-    p.add_argument("--mode", choices=MODES, default="train", help="training step or inference")
+    p.add_argument(
+        "--mode", choices=MODES, default="train", help="training step (default) or inference"
+    )
     p.add_argument(
         "--preset",
         choices=list(PRESETS),
         default="roofline",
-        help="; ".join(f"{k}: {v.summary}" for k, v in PRESETS.items()),
+        help="; ".join(f"{k}: {v.summary}" for k, v in PRESETS.items()) + " (default roofline)",
     )
-    p.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd")
+    p.add_argument(
+        "--optimizer",
+        choices=("sgd", "adam"),
+        default="sgd",
+        help="optimizer of the training step (default sgd)",
+    )
     p.add_argument(
         "--image-size",
         type=int,
@@ -55,16 +66,30 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="image height (default per model)",
     )
     p.add_argument("--seq-len", type=int, default=None, metavar="N", help="bert: tokens (128)")
-    p.add_argument("--warmup", type=int, default=2, metavar="N", help="unprofiled steps first")
-    p.add_argument("--steps", type=int, default=1, metavar="N", help="profiled steps")
+    p.add_argument(
+        "--warmup", type=int, default=2, metavar="N", help="unprofiled steps first (default 2)"
+    )
+    p.add_argument("--steps", type=int, default=1, metavar="N", help="profiled steps (default 1)")
     p.add_argument(
         "--clock-control",
         choices=CLOCK_CONTROL,
         default=None,
         help="ncu clock control (ncu's default: base, locked clocks)",
     )
-    p.add_argument("--launch-skip", type=int, default=None, metavar="N")
-    p.add_argument("--launch-count", type=int, default=None, metavar="N")
+    p.add_argument(
+        "--launch-skip",
+        type=int,
+        default=None,
+        metavar="N",
+        help="ncu --launch-skip: kernels of the region left unprofiled first",
+    )
+    p.add_argument(
+        "--launch-count",
+        type=int,
+        default=None,
+        metavar="N",
+        help="ncu --launch-count: profile at most N kernels",
+    )
     p.add_argument("--kernel-regex", default=None, metavar="RE", help="profile only these kernels")
     p.add_argument(
         "--runs-dir",
@@ -90,7 +115,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="list past profiling runs",
         description="The run folders: model, settings, status, duration.",
     )
-    runs.add_argument("--runs-dir", default=None, metavar="DIR")
+    runs.add_argument(
+        "--runs-dir",
+        default=None,
+        metavar="DIR",
+        help="run folders ($ROOFSCOPE_RUNS_DIR, ~/.local/share/roofscope/runs)",
+    )
     add_format(runs)
     doctor = sub.add_parser(
         "doctor",
@@ -106,7 +136,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "bandwidth with torch, compare with the datasheet and save them as the 'measured on "
         "this machine' ceilings for reports of this GPU model.",
     )
-    ceilings.add_argument("--gemm-size", type=int, default=8192, metavar="N")
+    ceilings.add_argument(
+        "--gemm-size",
+        type=int,
+        default=8192,
+        metavar="N",
+        help="N×N×N GEMMs (default 8192; at least 256)",
+    )
     ceilings.add_argument("--no-save", action="store_true", help="only print")
     add_format(ceilings)
 
@@ -153,6 +189,8 @@ def run_profile(args: argparse.Namespace) -> int:
         return 0
     spec = _spec(args)
     if args.estimate:
+        if sys.stderr.isatty():  # importing torch takes seconds: say what is going on
+            print("roofscope: counting FLOPs with torch on the meta device…", file=sys.stderr)
         _write(out.render_estimate(estimate_doc(spec), args.format))
         return 0
     root = Path(args.runs_dir) if args.runs_dir else None
@@ -161,8 +199,20 @@ def run_profile(args: argparse.Namespace) -> int:
     return _run(spec, root, args)
 
 
+def _needs_torch(what: str) -> RoofscopeError:
+    return RoofscopeError(
+        f"{what} needs torch, which is not installed",
+        hint="pip install 'roofscope[profile]', or pip install -e '.[profile]' in a clone",
+    )
+
+
 def estimate_doc(spec: Any) -> dict[str, Any]:
-    from roofscope.profiling.analytic import analytic, estimate_at
+    try:
+        from roofscope.profiling.analytic import analytic, estimate_at
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        raise _needs_torch("--estimate") from None
 
     doc = analytic(
         spec.model,
@@ -187,9 +237,12 @@ def _dry_run(spec: Any, root: Path | None, count: bool) -> int:
     from roofscope.profiling.presets import preset
     from roofscope.profiling.runs import runs_root
 
-    tool = command.find_tool(preset(spec.preset).tool) or preset(spec.preset).tool
+    found = command.find_tool(preset(spec.preset).tool)
+    tool = found or preset(spec.preset).tool
     folder = (root or runs_root()) / f"<time>-{spec.slug}-{spec.preset}"
     lines = []
+    if found is None:
+        lines.append(f"# note: {tool} is not on PATH here (roofscope doctor says what is missing)")
     if count:
         lines.append("# 1. count the kernels of the profiled region (for the ETA), without ncu")
         lines.append(shlex.join(command.count_argv(spec)))
@@ -309,8 +362,13 @@ def run_ceilings(args: argparse.Namespace) -> int:
     from roofscope.hardware.measured import save_measured
     from roofscope.hardware.specs import match_device_name
     from roofscope.output.profiling import render_ceilings
-    from roofscope.profiling.ceilings_bench import measure
 
+    try:
+        from roofscope.profiling.ceilings_bench import measure
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        raise _needs_torch("roofscope ceilings") from None
     if args.gemm_size < 256:
         raise RoofscopeError("--gemm-size must be at least 256")
     result = measure(gemm_n=args.gemm_size)

@@ -166,12 +166,27 @@ def to_csv(doc: dict[str, Any]) -> str:
 
 def renderable(doc: dict[str, Any], width: int, top: int | None = None) -> Group:
     before, after = doc["before"], doc["after"]
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
+    # SIMPLE_HEAD puts one space between columns, so cells need no padding of their own
+    # (with it, 80 columns cut the last one: "vanished" read "vanishe").
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        padding=(0, 0, 0, 0),
+        caption="kernels: +new -vanished kernel names in a matched row, or how it matched",
+        caption_justify="left",
+    )
+    widths = {"% of roof": 9, "kernels": 10, "Δtime": 8}
+    others = sum(widths.get(name, 7) + 1 for name, _ in COLUMNS)
     table.add_column(
-        doc["by"], overflow="ellipsis", no_wrap=True, min_width=14, max_width=max(14, width - 68)
+        doc["by"],
+        overflow="ellipsis",
+        no_wrap=True,
+        min_width=14,
+        max_width=max(14, width - others),
     )
     for name, _ in COLUMNS:
-        wide = {"% of roof": 9, "kernels": 10, "Δtime": 8}.get(name, 7)
+        wide = widths.get(name, 7)
         table.add_column(
             name, justify="right" if name != "kernels" else "left", no_wrap=True, min_width=wide
         )

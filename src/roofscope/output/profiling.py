@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.text import Text
 
 from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
@@ -134,6 +135,12 @@ def render_models(doc: dict[str, Any], fmt: str, console: Console | None = None)
 
 def render_runs(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
     title = f"runs in {doc['folder']}" if doc["runs"] else f"no runs yet in {doc['folder']}"
+    if not doc["runs"] and fmt == "table":  # a hint, not an empty table
+        hint = (
+            f"{title}\nstart one with roofscope profile MODEL (roofscope profile --list names "
+            "them; --dry-run prints the commands), or --runs-dir DIR to look elsewhere"
+        )
+        return formatted(doc, fmt, console, csv=str, md=str, table=lambda d, w: Text(hint))
     return _simple(
         doc,
         "runs",
@@ -154,7 +161,7 @@ def _doctor_lines(doc: dict[str, Any], width: int) -> Group:
         line.append(c["detail"], style="")
         parts.append(line)
         if c["hint"] and c["status"] != "ok":
-            parts.append(Text(f"    → {c['hint']}"))
+            parts.append(Padding(Text(f"→ {c['hint']}"), (0, 0, 0, 4), expand=False))
     return Group(*parts)
 
 

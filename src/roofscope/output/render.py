@@ -216,15 +216,51 @@ def _nsys_panel(report: dict[str, Any]) -> Panel:
     return Panel(lines, title=report["path"], title_align="left", box=box.ROUNDED)
 
 
-def _rows_table(report: dict[str, Any]) -> Table:
+# Left out first when a narrow terminal cannot hold every column next to the names.
+_NARROW_DROPS = (
+    *("AI L2", "FLOP/s real", "headroom", "nsys %", "max", "min", "med", "AI DRAM", "eff"),
+)
+NAME_MIN = 16
+
+
+def _rows_table(report: dict[str, Any], width: int | None = None) -> Table:
+    """The row table; at ``width`` columns the names keep at least NAME_MIN characters and the
+    least needed numbers go (the caption says which), rather than the names disappearing."""
     by = report.get("by", "group")
-    table = Table(box=box.SIMPLE_HEAVY, header_style="bold", pad_edge=False)
-    table.add_column(by, overflow="fold", min_width=12, max_width=48, ratio=1)
+    rows = report[_rows_key(report)]
     columns = _columns(report)
-    for _, title, _fn in columns:
+    cells = {title: [fn(row) for row in rows] for _, title, fn in columns}
+    dropped: list[str] = []
+    if width is not None:
+
+        def needed() -> int:  # each column is padded by one space a side, plus the edges
+            shown = [c for c in columns if c[1] not in dropped]
+            numbers = sum(max([len(t), *map(len, cells[t])]) + 2 for _, t, _ in shown)
+            return NAME_MIN + 2 + numbers + 4
+
+        for title in _NARROW_DROPS:
+            if needed() <= width:
+                break
+            if title in cells:
+                dropped.append(title)
+    caption = (
+        f"not shown at this width: {', '.join(dropped)} (a wider terminal, or --format json)"
+        if dropped
+        else None
+    )
+    table = Table(
+        box=box.SIMPLE_HEAVY,
+        header_style="bold",
+        pad_edge=False,
+        caption=caption,
+        caption_justify="left",
+    )
+    table.add_column(by, overflow="fold", min_width=NAME_MIN, max_width=48, ratio=1)
+    shown = [c for c in columns if c[1] not in dropped]
+    for _, title, _fn in shown:
         table.add_column(title, justify="left" if title == "roof" else "right", no_wrap=True)
-    for row in report[_rows_key(report)]:
-        table.add_row(str(row["name"]), *(fn(row) for _, _, fn in columns))
+    for i, row in enumerate(rows):
+        table.add_row(str(row["name"]), *(cells[title][i] for _, title, _ in shown))
     return table
 
 
@@ -287,7 +323,7 @@ def to_table(doc: dict[str, Any], console: Console) -> None:
                 style="yellow",
             )
         )
-        parts = [_summary_panel(report), _rows_table(report)]
+        parts = [_summary_panel(report), _rows_table(report, console.width)]
         if not is_nsys(report):
             parts += [_histogram_table(report), roofs]
         console.print(Group(*parts))

@@ -105,7 +105,8 @@ def measure(gemm_n: int = 8192, copy_bytes: int = 2 << 30, repeats: int = 10) ->
     """Every roof this GPU can show; needs a CUDA GPU (RoofscopeError otherwise)."""
     if not torch.cuda.is_available():
         raise RoofscopeError(
-            "torch sees no CUDA GPU", hint="run roofscope ceilings on a GPU node (roofscope doctor)"
+            "torch sees no CUDA GPU",
+            hint="run roofscope ceilings on a GPU node; roofscope doctor checks the setup",
         )
     props = torch.cuda.get_device_properties(0)
     cc = (props.major, props.minor)

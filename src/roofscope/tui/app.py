@@ -16,7 +16,7 @@ from typing import Any
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.command import Hit, Hits, Provider
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, OptionList, Static
@@ -29,6 +29,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule
 from roofscope.monitor.source import GpuSource
 from roofscope.output.export import write_table, write_text
+from roofscope.store import damaged_error, is_damaged
 from roofscope.tui.panes.compare import ComparePane
 from roofscope.tui.panes.detail import DetailPane
 from roofscope.tui.panes.efficiency import EfficiencyPane
@@ -51,30 +52,50 @@ PANES = (
 )
 
 STALE = ("roofline", "efficiency", "detail", "timeline", "compare")
+# The footer shows the pane keys as one compact "12345678 panes" (? lists them), so that
+# ? Help and q Quit stay in view at 80 columns.
+PANE_KEYS = Binding.Group("panes", compact=True)
 
-HELP = """[b]roofscope[/b] — keys
+HELP = """[b]roofscope[/b] — keys  (↑ ↓ PgUp PgDn scroll · Esc closes)
 
-  1 2 3 4 5 6  Kernels · Roofline · Efficiency · Detail · Monitor (GPUs) · Runs
-  7 8          Compare (two or more reports) · Timeline (nsys)
-  Enter        drill down (group → launches → detail; efficiency bin → its kernels)
-  Escape       back (launches → groups; clear the filter)
-  /            filter by regex (Kernels), search metrics (Detail)
-  s  r         cycle the sort column · reverse the order (Kernels)
-  g            grouping-rule editor (Ctrl+S in it saves to ./roofscope.toml)
-  l  t         Roofline: AI at DRAM/L2/L1 · groups or the longest launches
-  n            Kernels: group by name rules / innermost / outermost NVTX range (nsys)
-  + - ← → 0    Timeline: zoom, pan, whole run · d device · f or Enter: filter Kernels
-  f s + - ← →  Monitor: sample faster/slower, zoom, scroll back · Home start · End live
-  s c o        Runs: start the run set in the form · cancel it · open a run's report
-  [ ] x v l    Compare: next before/after report · swap · rows by group/kernel/launch · AI level
-  .            next report (when several are open)
-  e            export what the pane shows (.csv/.md tables, .txt charts)
-  Ctrl+P       command palette: panes, jump to a group, toggle roofs
-  ?            this help          q  quit
+  1 2 3 4      Kernels · Roofline · Efficiency · Detail
+  5 6 7 8      Monitor (GPUs) · Runs (profile bundled models) ·
+               Compare (two or more reports) · Timeline (nsys)
+  Enter        drill down: group → launches → every metric of a
+               launch; an efficiency bin → its kernels
+  Escape       back: Detail → launches → groups; then clears the
+               filter
+  /            filter by regex (Kernels) · search metrics (Detail)
+  s  r         Kernels: cycle the sort column · reverse the order
+  g            grouping-rule editor (Enter applies, Ctrl+S saves
+               to ./roofscope.toml)
+  n            Kernels: group by name rules / innermost /
+               outermost NVTX range (nsys)
+  l  t         Roofline: AI at DRAM/L2/L1 · groups or the
+               2,000 longest launches
+  + - 0        Timeline: zoom at the cursor · whole run
+  ← →  < >     Timeline: move the cursor · pan
+  d  f         Timeline: next device · filter Kernels to the
+               window (Enter too; Escape there clears)
+  f s + - ← →  Monitor: sample faster / slower (also ] [), zoom,
+               scroll back
+  Home  End    Monitor: the session's start · live
+  s c o R      Runs: start the run set in the form (Tab reaches
+               it) · cancel it · open a run's report (or Enter) ·
+               read the runs folder again
+  [ ] x        Compare: next before / after report · swap them
+  v l s        Compare: rows by group/kernel/launch · AI level ·
+               scaling, cost and MIG across the open reports
+  .            next report, when several are open
+  e            export what the pane shows (.csv/.md, .txt)
+  Ctrl+R       read the open reports again (changed on disk)
+  Ctrl+P       command palette: panes, jump to a group, roofs
+  ?  q         this help · quit
 
-Selection is shared: the group or launch under the cursor in Kernels is highlighted on the
-roofline and listed in Detail. ncu times are replayed with clocks locked to base; nsys
-times are the real timeline (opened together, Kernels shows both).
+The selection is shared: the group or launch under the cursor
+in Kernels is ◉ on the Roofline and the subject of Detail. ncu
+times are replayed with clocks locked to base; nsys times are
+the real timeline (opened together, Kernels shows both).
 """
 
 
@@ -104,6 +125,16 @@ class RoofscopeCommands(Provider):
             score = matcher.match(text)
             if score > 0:
                 yield Hit(score, matcher.highlight(text), callback, help=help_text)
+
+    async def discover(self) -> Hits:
+        """Before anything is typed: the panes (typing finds groups and roofs too)."""
+        app = self.app
+        assert isinstance(app, RoofscopeApp)
+        for key, title in PANES:
+            if app.query(f"#{key}"):
+                yield DiscoveryHit(
+                    f"Pane: {title}", lambda k=key: app.action_show_pane(k), help="switch pane"
+                )
 
     @staticmethod
     def _report_entries(app: RoofscopeApp) -> list[tuple[str, Any, str]]:
@@ -137,8 +168,10 @@ class StartScreen(Screen[str]):
                 "[b]roofscope[/b] — choose a report (Enter), or q to quit.\n"
                 "Open your own with: roofscope open FILE…"
             )
-            yield OptionList(*[Option(c, id=c) for c in self.choices], id="start-choices")
-        yield Footer()
+            yield OptionList(
+                *[Option(_short_path(c), id=c) for c in self.choices], id="start-choices"
+            )
+        yield Footer(compact=True)
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -147,6 +180,17 @@ class StartScreen(Screen[str]):
 
 
 RUNS_CHOICE = "⟶ profile a bundled model (Runs pane)"
+
+
+def _short_path(path: str) -> str:
+    """``sample_reports/x.csv`` under the working directory, ``~/…`` under home: one row each
+    at 80 columns rather than a wrapped absolute path."""
+    for base, prefix in ((Path.cwd(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + str(Path(path).relative_to(base))
+        except ValueError:
+            continue
+    return path
 
 
 def start_choices() -> list[str]:
@@ -158,7 +202,8 @@ def start_choices() -> list[str]:
         Path(__file__).resolve().parents[3] / "sample_reports",
     ):
         if folder.is_dir():
-            found += [str(p) for p in sorted(folder.glob("*.csv*")) if str(p) not in found]
+            exports = [*folder.glob("*.csv*"), *folder.glob("*.parquet")]  # + recordings
+            found += [str(p) for p in sorted(exports) if str(p) not in found]
     return [RUNS_CHOICE, *found, *(p for p in recent_inputs() if p not in found)]
 
 
@@ -169,21 +214,21 @@ class RoofscopeApp(App[None]):
     #loading { height: 1fr; content-align: center middle; }
     ContentSwitcher { height: 1fr; }
     *:focus { border: none; }
+    Footer.-compact FooterLabel { margin: 0 1 0 0; }
+    Footer.-compact FooterKey.-command-palette { margin-right: 0; padding-right: 1; }
     """
     COMMANDS = App.COMMANDS | {RoofscopeCommands}
-    BINDINGS = [
-        Binding("1", "show_pane('kernels')", "Kernels", id="pane.kernels"),
-        Binding("2", "show_pane('roofline')", "Roofline", id="pane.roofline"),
-        Binding("3", "show_pane('efficiency')", "Efficiency", id="pane.efficiency"),
-        Binding("4", "show_pane('detail')", "Detail", id="pane.detail"),
-        Binding("5", "show_pane('monitor')", "Monitor", id="pane.monitor"),
-        Binding("6", "show_pane('runs')", "Runs", id="pane.runs"),
-        Binding("7", "show_pane('compare')", "Compare", id="pane.compare"),
-        Binding("8", "show_pane('timeline')", "Timeline", id="pane.timeline"),
-        Binding("e", "export", "Export", id="export"),
-        Binding("full_stop", "next_report", "Next report", show=False),
+    BINDINGS = [  # in footer order: help and quit before what a narrow terminal may cut
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
+        *(
+            Binding(str(i), f"show_pane('{key}')", title, id=f"pane.{key}", group=PANE_KEYS)
+            for i, (key, title) in enumerate(PANES, start=1)
+        ),
+        Binding("escape", "back", "Back", show=False),
+        Binding("e", "export", "Export", id="export"),
+        Binding("full_stop", "next_report", "Next report", show=False),
+        Binding("ctrl+r", "reload", "Reload", show=False, id="reload"),
     ]
 
     def __init__(
@@ -211,10 +256,11 @@ class RoofscopeApp(App[None]):
         self.started = time.perf_counter()
         self.stale = set(STALE)  # load when first shown
         self.first_paint_s: float | None = None
+        self._told_changed: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield Static("loading…", id="loading")
-        yield Footer()
+        yield Footer(compact=True)  # ? Help and q Quit in view at 80 columns
 
     def on_mount(self) -> None:
         self.set_interval(5.0, self._watchdog)
@@ -239,8 +285,14 @@ class RoofscopeApp(App[None]):
         switcher = ContentSwitcher(RunsPane(self.runs_root, id="runs"), initial="runs")
         self.mount(switcher, before=self.query_one(Footer))
         self.call_after_refresh(lambda: self.query_one("#runs-table").focus())
+        self.call_after_refresh(self.refresh_bindings)
 
-    def open_report(self, paths: list[str]) -> None:
+    def action_reload(self) -> None:
+        """Read the open reports again (after ncu or nsys rewrote one)."""
+        if self.session is not None:
+            self.open_report(self.paths, from_runs=self._came_from_runs)
+
+    def open_report(self, paths: list[str], *, from_runs: bool = True) -> None:
         """Replace what is open with ``paths`` (a finished run's report): every pane reloads."""
         runs = self.query(RunsPane)
         if runs and runs.first().runner is not None:
@@ -254,16 +306,34 @@ class RoofscopeApp(App[None]):
             self.session = None  # type: ignore[assignment]
         self.paths = paths
         self.report = 0
-        self._came_from_runs = True
+        self._came_from_runs = from_runs
+        self._told_changed = []
         self.selected_group = self.selected_launch = None
         self.stale = set(STALE)
         self.mount(Static("loading…", id="loading"), before=self.query_one(Footer))
         self._open(paths)
 
     def _watchdog(self) -> None:
-        """Leave when the terminal is gone (an SSH link that dropped), like dolphie does."""
+        """Leave when the terminal is gone (an SSH link that dropped), like dolphie does; say
+        when an open report changed on disk, since the panes show the version loaded."""
         if os.getppid() == 1 and not sys.__stdin__.isatty():  # pragma: no cover - needs a tty
             self.exit()
+        changed = self.session.changed_on_disk() if self.session is not None else []
+        if changed and changed != self._told_changed:
+            self._told_changed = changed
+            self.notify(
+                f"{', '.join(Path(c).name for c in changed)} changed on disk since it was "
+                "opened: these numbers are from the version loaded · Ctrl+R reloads",
+                severity="warning",
+                timeout=30,
+            )
+
+    def _handle_exception(self, error: Exception) -> None:
+        # A cache that rotted under us: remove it and leave with the one line that says so.
+        if is_damaged(error):
+            self.exit(return_code=2, message=damaged_error().one_line())
+            return
+        super()._handle_exception(error)
 
     @work(thread=True, exclusive=True, group="open")
     def _open(self, paths: list[str]) -> None:
@@ -305,6 +375,7 @@ class RoofscopeApp(App[None]):
         )
         self.mount(switcher, before=self.query_one(Footer))
         self.call_after_refresh(self._painted)
+        self.call_after_refresh(self.refresh_bindings)
 
     def _monitor_source(self) -> GpuSource:
         """Recordings opened in this session, else this machine's GPUs through NVML."""
@@ -317,10 +388,19 @@ class RoofscopeApp(App[None]):
 
     def _painted(self) -> None:
         self.first_paint_s = time.perf_counter() - self.started
+        self._warm_up()
         if all(r.is_recording for r in self.session.reports):
             self.action_show_pane("monitor")  # nothing to show in the kernel panes
         else:
             self.query_one("#groups").focus()
+
+    @work(thread=True, group="warm-up")
+    def _warm_up(self) -> None:
+        """Import the chart library while the user reads the first screen: its 140 ms import
+        would otherwise land on the key that first shows a chart (bench/tui.py)."""
+        from roofscope.charts.plotext_backend import preload
+
+        preload()
 
     # -- shared state ----------------------------------------------------------------------
     def report_label(self) -> str:
@@ -412,6 +492,20 @@ class RoofscopeApp(App[None]):
         self.action_show_pane("kernels")
 
     # -- actions ---------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Keys that would do nothing are left out of the footer (and passed on): panes and
+        export on the start screen, Escape outside Detail (the panes' own Escape comes
+        first)."""
+        if action in ("show_pane", "export"):
+            return bool(self.query(ContentSwitcher))
+        if action == "back":
+            return self._current() == "detail"
+        return True
+
+    def action_back(self) -> None:
+        """Escape on Detail: back to the launches (or groups) it was opened from."""
+        self.action_show_pane("kernels")
+
     def action_show_pane(self, key: str) -> None:
         switchers = self.query(ContentSwitcher)
         if not switchers:
@@ -420,6 +514,7 @@ class RoofscopeApp(App[None]):
             self.notify("open a report first: o or Enter on a finished run", severity="warning")
             return
         switchers.first().current = key
+        self.refresh_bindings()  # Escape on Detail
         pane = self.query_one(f"#{key}")
         focusable = [w for w in pane.query("*") if w.focusable and w.display]
         if key == "runs":  # the list first; Tab reaches the form
@@ -442,6 +537,8 @@ class RoofscopeApp(App[None]):
         self.push_screen(RuleEditor(list(self.session.grouper.rules)))
 
     def action_next_report(self) -> None:
+        if self.session is not None and len(self.session.reports) == 1:
+            self.notify("only one report is open: roofscope open A B … opens several")
         if self.session is not None and len(self.session.reports) > 1:
             self.report = (self.report + 1) % len(self.session.reports)
             self.selected_group = self.selected_launch = None

@@ -33,13 +33,15 @@ BYS = ("group", "kernel", "launch")
 DECIDE_SAMPLES = 1_000_000  # cost compared per million training samples
 LEVELS = ("dram", "l2", "l1")
 ROOF_NAMES = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
+# Column widths with the space before the next column (the table pads no cells), so that
+# 80 columns hold every column beside a 16-character name.
 WIDTHS = {
-    "before": 7,
-    "after": 7,
+    "before": 8,
+    "after": 8,
     "Δtime": 9,
-    "Δ%": 7,
-    "% of roof": 9,
-    "ΔFLOP/s": 7,
+    "Δ%": 8,
+    "% of roof": 10,
+    "ΔFLOP/s": 8,
     "kernels": 10,
 }
 
@@ -49,7 +51,7 @@ class ComparePane(Vertical, can_focus=True):
         Binding("left_square_bracket", "before", "Before"),
         Binding("right_square_bracket", "after", "After"),
         Binding("x", "swap", "Swap"),
-        Binding("v", "by", "Group/kernel/launch"),
+        Binding("v", "by", "Rows"),  # by group, kernel or launch (? says)
         Binding("s", "decide", "Scaling/cost"),
         Binding("l", "level", "AI level", show=False),
     ]
@@ -83,7 +85,7 @@ class ComparePane(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield Static(id="compare-summary")
-        yield DataTable(id="compare-table", cursor_type="row")
+        yield DataTable(id="compare-table", cursor_type="row", cell_padding=0)
         yield Static(id="compare-chart")
         yield Static(id="compare-legend")
         with VerticalScroll(id="compare-decide"):
@@ -101,8 +103,11 @@ class ComparePane(Vertical, can_focus=True):
         usable = self.comparable()
         if len(usable) < 2:
             self._message(
-                "Compare needs two reports with kernels: roofscope open BEFORE AFTER [MORE…] "
-                "(another GPU, precision, batch size or a code change)"
+                "Compare needs two reports with kernels:\n"
+                "  roofscope open BEFORE AFTER [MORE…]\n"
+                "(another GPU, precision, batch size or a code change), e.g.\n"
+                "  roofscope open sample_reports/resnet18_fp32_h100.ncu-raw.csv \\\n"
+                "                 sample_reports/resnet18_bf16_h100.ncu-raw.csv"
             )
             return
         if self.before not in usable:
@@ -132,12 +137,14 @@ class ComparePane(Vertical, can_focus=True):
         self._summary()
         table = self.query_one("#compare-table", DataTable)
         table.clear(columns=True)
-        name_width = max(14, self.size.width - sum(WIDTHS.values()) - 2 * 8 - 2)
+        # numbers next to the names on a wide terminal, every column at 80 (- the scrollbar)
+        name_width = max(14, min(64, self.size.width - sum(WIDTHS.values()) - 3))
         table.add_column(self.by, width=name_width)
         for name, _ in out.COLUMNS:
             table.add_column(name, width=WIDTHS.get(name, 10))
         for i, row in enumerate(self.doc["rows"]):
-            table.add_row(*out.cells(row, self.by), key=str(i))
+            name, *rest = out.cells(row, self.by)
+            table.add_row(_fit(name, name_width - 1), *rest, key=str(i))
         self.redraw()
 
     def _summary(self) -> None:
@@ -329,6 +336,11 @@ class ComparePane(Vertical, can_focus=True):
 def _close(a: float, b: float) -> bool:
     """Roofs within 1% are the same roof (the locked clock differs a little between runs)."""
     return abs(a - b) <= 0.01 * max(abs(a), abs(b))
+
+
+def _fit(text: str, width: int) -> str:
+    """Cut with an ellipsis, leaving the space before the next column."""
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _lines(lines: list[str]) -> Text:

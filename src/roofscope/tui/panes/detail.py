@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
@@ -14,6 +13,7 @@ from textual.widgets import DataTable, Input, Static
 from roofscope.analysis.detail import MetricRow
 from roofscope.errors import RoofscopeError
 from roofscope.output.units import si
+from roofscope.regex import check_regex, search
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -85,20 +85,24 @@ class DetailPane(Vertical):
     def _show(self, rows: list[MetricRow], title: str) -> None:
         self.metrics = rows
         self.query_one("#detail-title", Static).update(
-            f"{title} · {len(rows):,} metrics · / search"
+            f"{title} · {len(rows):,} metrics · / search · Esc: back to Kernels"
         )
         self._fill()
 
     def _fill(self) -> None:
         table = self.query_one("#metrics", DataTable)
         table.clear()
-        try:
-            rx = re.compile(self.pattern, re.IGNORECASE) if self.pattern else None
-        except re.error:
-            rx = None
-        for row in self.metrics:
-            if rx and not (rx.search(row.name) or rx.search(row.source)):
-                continue
+        rows = self.metrics
+        if self.pattern:
+            try:
+                check_regex(self.pattern)
+            except RoofscopeError:
+                pass  # half-typed: keep every row until the pattern parses
+            else:
+                by_name = search(self.pattern, [r.name for r in rows])
+                by_source = search(self.pattern, [r.source for r in rows])
+                rows = [r for r, a, b in zip(rows, by_name, by_source, strict=True) if a or b]
+        for row in rows:
             table.add_row(row.kind, row.name, value_text(row), row.unit, row.source)
 
     def action_search(self) -> None:

@@ -79,6 +79,11 @@ class EfficiencyPane(Vertical):
                 f"{unknown['launches']:,} launches ({f.time(unknown['time_s'])}) have "
                 f"no utilisation data and are left out"
             )
+        if self.rapp.session.reports[self.rapp.report].is_nsys:
+            lines.append(
+                "nsys exports have no utilisation counters: open an ncu export of the same "
+                "program beside it (roofscope open run.sqlite run.ncu-rep.csv)"
+            )
         self.query_one("#efficiency-summary", Static).update("\n".join(lines))
         bins = self.query_one("#bins", DataTable)
         bins.clear()

@@ -102,7 +102,7 @@ class KernelsPane(Vertical):
         Binding("escape", "back", "Back", show=False),
     ]
     DEFAULT_CSS = """
-    KernelsPane #kernels-status { height: 1; color: $text-muted; }
+    KernelsPane #kernels-status { height: auto; max-height: 3; color: $text-muted; }
     KernelsPane #kernels-filter { display: none; }
     KernelsPane #kernels-filter.shown { display: block; }
     KernelsPane #launches { display: none; }
@@ -226,6 +226,8 @@ class KernelsPane(Vertical):
         if self.rapp.report in self.rapp.session.partner:
             parts.append("nsys columns: real timeline; ncu times: replayed, locked clocks")
         parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
+        if self.drilled_group is not None:
+            parts.append("Enter: every metric · Esc: back to the groups")
         self.query_one("#kernels-status", Static).update(" · ".join(parts))
 
     def _open_launches(self, group: str) -> None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 LEVELS = ("dram", "l2", "l1")
 ROOFS = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
 LAUNCH_POINTS = 2000  # the longest launches; a chart cell holds a few dozen anyway
+LEGEND_ROWS = 8  # at most; the chart takes the rest
 
 
 class RooflinePane(Vertical, can_focus=True):
@@ -70,9 +71,10 @@ class RooflinePane(Vertical, can_focus=True):
         return self.rapp.selected_group
 
     def redraw(self) -> None:
-        chart = self.query_one("#roofline-chart", Static)
-        width, height = chart.size.width, chart.size.height
-        if width < 20 or height < 6:
+        """The legend first (its height depends on the width), then the chart in the rows
+        left, so that the axes are never cut off under a legend that wrapped."""
+        width = self.query_one("#roofline-chart", Static).size.width
+        if width < 20:
             return
         selected = self._selected_name()
         points = [
@@ -91,13 +93,25 @@ class RooflinePane(Vertical, can_focus=True):
             for c in report.ceilings
             if c.name in ROOFS and c.name not in self.hidden_roofs
         ]
+        pick = next((p for p in points if p.selected), None)
+        lines = self._legend_lines(roofs, pick, report.is_nsys)
+        legend_box = self.query_one("#roofline-legend", Static)
+        rows = sum(len(Text(line).wrap(self.app.console, width)) for line in lines)
+        legend_box.styles.height = min(rows, LEGEND_ROWS)
+        legend_box.update("\n".join(lines))
+        height = self.size.height - min(rows, LEGEND_ROWS)
+        if height < 6:
+            return
         self.text = render(
             points, roofs, width, height, ascii_only=self.rapp.ascii_only, color=self.rapp.use_color
         )
-        chart.update(Text.from_ansi(self.text, no_wrap=True))
-        pick = next((p for p in points if p.selected), None)
+        self.query_one("#roofline-chart", Static).update(Text.from_ansi(self.text, no_wrap=True))
+
+    def _legend_lines(self, roofs: list[Roof], pick: Point | None, nsys: bool) -> list[str]:
         lines = legend(roofs, pick, self.level)
-        if report.is_nsys:
+        if pick is not None:  # the highlighted point first: it must survive a short terminal
+            lines.insert(0, lines.pop())
+        if nsys:
             lines.insert(
                 0,
                 "nsys exports have no FLOP or byte counters, so no points: open an ncu export "
@@ -106,10 +120,10 @@ class RooflinePane(Vertical, can_focus=True):
         what = "groups" if self.by == "group" else f"the {LAUNCH_POINTS:,} longest launches"
         lines.insert(
             0,
-            f"points: {what}, AI at {self.level.upper()} · ● ≥20% of time, • ≥5%, · less "
-            f"· l level · t groups/launches",
+            f"x: FLOP/byte at {self.level.upper()} (l) · y: FLOP/s · {what} (t): "
+            "● ≥20% of time, • ≥5%, · less",
         )
-        self.query_one("#roofline-legend", Static).update("\n".join(lines))
+        return lines
 
     def action_level(self) -> None:
         self.level = LEVELS[(LEVELS.index(self.level) + 1) % len(LEVELS)]

@@ -39,7 +39,7 @@ class TimelinePane(Vertical, can_focus=True):
         Binding("shift+right,greater_than_sign", "pan(0.25)", "Pan", show=False),
         Binding("0", "reset", "Whole run"),
         Binding("d", "device", "Device"),
-        Binding("f,enter", "filter", "Filter Kernels"),
+        Binding("f,enter", "filter", "Filter"),  # Kernels to the window
     ]
     DEFAULT_CSS = """
     TimelinePane #timeline-summary { height: auto; }
@@ -54,6 +54,7 @@ class TimelinePane(Vertical, can_focus=True):
         self.device_index = 0
         self.data: Timeline | None = None
         self.cursor: float | None = None  # where zooming centres, as a fraction of the window
+        self.asked_buckets: int | None = None  # the chart width of the last load
 
     @property
     def rapp(self) -> RoofscopeApp:
@@ -67,18 +68,23 @@ class TimelinePane(Vertical, can_focus=True):
         yield Static(id="timeline-summary")
         yield Static(id="timeline-chart")
 
+    def _buckets(self) -> int:
+        # the pane's width, not the chart's: that Static is as wide as its last content, and
+        # a pane first loaded while hidden (width 0) kept an 80-column chart at any width
+        return max(10, (self.size.width or 80) - LABEL - VALUE)
+
     def on_resize(self) -> None:
-        if self.full is not None:
+        if self.asked_buckets is not None and self.asked_buckets != self._buckets():
             self.reload()
 
     def reload(self) -> None:
-        width = self.query_one("#timeline-chart").size.width or self.size.width or 80
+        self.asked_buckets = self._buckets()
         self._load(
             self.rapp.report,
             self.window,
             list(self.devices),
             self.device_index,
-            max(10, width - LABEL - VALUE),
+            self.asked_buckets,
         )
 
     @work(thread=True, exclusive=True, group="timeline")
@@ -101,8 +107,8 @@ class TimelinePane(Vertical, can_focus=True):
         self.app.call_from_thread(self._show, data, window, devices)
 
     def _show(self, data: Timeline | None, asked: Window | None, devices: list) -> None:
-        if asked != self.window:
-            return  # a newer zoom or pan is on its way
+        if asked != self.window and not (asked is None and self.window == self.full):
+            return  # a newer zoom or pan is on its way (None: the whole run, as first loaded)
         self.data = data
         window = data.window if data else None
         summary = self.query_one("#timeline-summary", Static)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -26,16 +26,29 @@ MODAL_CSS = """
 
 
 class HelpScreen(ModalScreen[None]):
-    DEFAULT_CSS = MODAL_CSS.format(name="HelpScreen")
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    """Every key; scrolls (↑ ↓ PgUp PgDn) where the terminal is shorter than the list."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="HelpScreen").replace("> Vertical", "> VerticalScroll")
+    BINDINGS = [
+        Binding("escape,q,question_mark", "dismiss", "Close"),
+        Binding("up,k", "scroll(-1)", "Up", show=False),
+        Binding("down,j", "scroll(1)", "Down", show=False),
+        Binding("pageup", "scroll(-10)", "Page up", show=False),
+        Binding("pagedown,space", "scroll(10)", "Page down", show=False),
+    ]
 
     def __init__(self, text: str):
         super().__init__()
         self.text = text
 
     def compose(self) -> ComposeResult:
-        with Vertical():
+        # not focusable, so the apps' "no border on focus" leaves its frame alone; the keys
+        # above scroll it
+        with VerticalScroll(can_focus=False):
             yield Static(self.text, id="help-text")
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)
 
 
 class RuleEditor(ModalScreen[None]):
@@ -81,7 +94,8 @@ class RuleEditor(ModalScreen[None]):
             preview.update(exc.message)
             return
         kernels = self.rapp.kernel_names()
-        hits = [k for k in kernels if grouper.match(k)[1] != "base name"]
+        decided = grouper.match_all(kernels)
+        hits = [k for k, (_, rule) in zip(kernels, decided, strict=True) if rule != "base name"]
         self.rule = Rule(pattern, name, "editor")
         shown = "\n".join(f"  {k[:90]}" for k in hits[:8])
         preview.update(f"matches {len(hits)} of {len(kernels)} kernel names\n{shown}")
@@ -96,6 +110,7 @@ class RuleEditor(ModalScreen[None]):
     @on(Input.Submitted)
     def _submitted(self) -> None:
         if self._apply():
+            self.app.notify("rule applied to this session; Ctrl+S in the editor (g) saves it")
             self.dismiss()
 
     def action_save(self) -> None:
@@ -125,7 +140,10 @@ class ExportScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Export this pane to (.csv or .md for tables, .txt for charts):")
+            yield Static(
+                "Export this pane to (.csv or .md for tables, .txt for charts; a relative path "
+                "is from the folder roofscope was started in) · Enter writes · Esc cancels"
+            )
             yield Input(value=self.default, id="export-path")
 
     @on(Input.Submitted)
