@@ -141,20 +141,23 @@ async def test_following_two_nodes_shows_a_card_per_node(tmp_path):
     assert_snapshot("monitor-follow-80x24", text.replace(str(tmp_path), "TMP"))
 
 
+async def _idle(app, pilot, rounds: int = 10, until=lambda: False) -> None:
+    """Let the app's workers finish, a few rounds (a worker may start another)."""
+    for _ in range(rounds):
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        if until():
+            return
+
+
 async def test_pane_5_of_open_shows_a_recording_beside_a_profile():
     app = RoofscopeApp(
         [str(SAMPLES / "h100_matmul.parquet"), str(SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv")]
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(10):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
-            if app.query(MonitorPane):
-                break
+        await _idle(app, pilot, until=lambda: bool(app.query(MonitorPane)))
         await pilot.press("5")
-        for _ in range(10):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+        await _idle(app, pilot)
         text = screen_text(app)
     assert "recording h100_matmul.parquet · 1 GPU" in text
     assert "vm:0 H100 80GB HBM3" in text
@@ -165,13 +168,9 @@ async def test_pane_5_of_open_shows_a_recording_beside_a_profile():
 async def test_pane_5_without_nvml_says_why_in_one_line():
     app = RoofscopeApp([str(SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv")])
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(10):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+        await _idle(app, pilot)
         await pilot.press("5")
-        for _ in range(5):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+        await _idle(app, pilot, rounds=5)
         text = screen_text(app)
     assert "roofscope: NVML unavailable:" in text and "--follow" in text
     with pytest.raises(RoofscopeError):
@@ -185,8 +184,6 @@ async def test_open_starts_on_the_profile_when_a_recording_comes_first():
         [str(SAMPLES / "h100_matmul.parquet"), str(SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv")]
     )
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(10):
-            await app.workers.wait_for_complete()
-            await pilot.pause()
+        await _idle(app, pilot)
         assert app.report == 1
         assert screen_text(app).startswith("gemm4096_bf16_h100.ncu-raw.csv [2/2]")

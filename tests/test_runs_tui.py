@@ -56,7 +56,7 @@ async def test_a_run_from_the_form_lands_in_its_report(fake_ncu, tmp_path):
         assert app.query_one(ContentSwitcher).current == "runs"
         await pilot.press("s")
         # the text on screen, not the Progress the runner thread is still updating
-        await _until(pilot, lambda: "/361" in str(pane.query_one("#run-detail").render()))
+        await _until(pilot, lambda: "ETA" in str(pane.query_one("#run-detail").render()))
         detail = str(pane.query_one("#run-detail").render())
         assert "kernel " in detail and "ETA" in detail
         await _until(pilot, lambda: app.session is not None and bool(app.query("#groups")))

@@ -175,7 +175,7 @@ class Session:
                 user_ceilings,
                 f"user: {self.options.ceilings_file}",
                 r.cc,
-                frozenset(lvl for lvl in ("l1", "l2") if "traffic" in r.plan.provenance[lvl]),
+                traffic_levels(r.plan),
             )
         return reports
 
@@ -649,16 +649,21 @@ def _plans(
     return out
 
 
+def traffic_levels(plan: MetricPlan) -> frozenset[str]:
+    """Cache levels whose bytes are traffic counters (their roofs are measured differently)."""
+    return frozenset(lvl for lvl in ("l1", "l2") if "traffic" in plan.provenance[lvl])
+
+
 def store_default_facts(con: duckdb.DuckDBPyConnection) -> None:
     """Build hook: persist the facts of the default options into the cache being built."""
     metrics = _report_metrics(con)
     for row, spec, plan in _plans(con, metrics, None, "ncu"):
         store_facts(con, plan)
         rid, cc = row[0], row[4]
-        traffic = frozenset(lvl for lvl in ("l1", "l2") if "traffic" in plan.provenance[lvl])
-        # Run once here so that their scans over every launch land in ``query_memo``.
+        # Run once here, with the arguments Session gives, so that their scans over every
+        # launch land in ``query_memo`` under the same SQL a re-open asks for.
         resolve_ceilings(con, rid, metrics.get(rid, set()), spec, cc=plan_cc(cc, spec),
-                         traffic_levels=traffic)  # fmt: skip
+                         traffic_levels=traffic_levels(plan))  # fmt: skip
 
 
 def load(

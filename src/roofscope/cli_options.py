@@ -8,8 +8,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roofscope.errors import RoofscopeError
-
 if TYPE_CHECKING:
     pass
 
@@ -71,14 +69,7 @@ def load_session(args: argparse.Namespace, files: Sequence[str]):
 
 def check_recordings(paths: Sequence[str]) -> None:
     """One-line errors for files that are missing or not recordings, before any loading."""
-    from roofscope.monitor.recording import is_recording
+    from roofscope.monitor.recording import require_recording
 
     for path in paths:
-        if not Path(path).exists():
-            raise RoofscopeError("no such file", path=path, hint="check the path")
-        if not is_recording(Path(path)):
-            raise RoofscopeError(
-                "not a roofscope recording",
-                path=path,
-                hint="recordings are written by roofscope record --out FILE.parquet",
-            )
+        require_recording(Path(path))

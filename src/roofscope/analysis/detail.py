@@ -184,7 +184,8 @@ def _export_problem(con: duckdb.DuckDBPyConnection, path: str) -> str | None:
     """
     if not Path(path).exists():
         return f"not copied into the store and {path} is gone"
-    if str(Path(path).resolve()) in changed_since_loaded(stored_identity(con)):
+    resolved = str(Path(path).resolve())
+    if changed_since_loaded([i for i in stored_identity(con) if i["path"] == resolved]):
         return f"{path} changed since it was opened: reopen it (Ctrl+R in roofscope open)"
     return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from roofscope.charts.sparkline import sparkline
 from roofscope.monitor.history import SeriesHistory
 from roofscope.monitor.sample import SERIES, GpuSample, Series
-from roofscope.output.units import si
+from roofscope.output.units import ratio_pct, si
 
 LABEL = 10
 VALUE = 9
@@ -20,7 +20,7 @@ def value_text(series: Series, value: float | None) -> str:
     if value is None:
         return "—"
     if series.unit == "%":
-        return f"{100 * value:.0f}%"
+        return ratio_pct(value)
     if series.unit == "°C":
         return f"{value:.0f}°C"
     if series.unit == "W":

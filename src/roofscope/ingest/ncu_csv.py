@@ -10,7 +10,6 @@ slower Python pass writes a cleaned copy first and says what it skipped.
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import math
 import os
@@ -25,9 +24,9 @@ from typing import Any
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.numbers import number_sql
+from roofscope.ingest.numbers import null_non_finite, number_sql
 from roofscope.ingest.report_info import ReportInfo
-from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY, Sniffed, open_text, sniff
+from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY, Sniffed, open_text, sniff, split_line
 from roofscope.ingest.units import UnknownUnitError, parse_unit
 from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, TIME, is_wanted
 from roofscope.sqlutil import insert_rows, one, quote_ident, quote_str, scalar
@@ -193,14 +192,7 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
                 if pending is not None:
                     skipped += _write_if_row(writer, pending, sn, min_width, width)
                 pending = row
-        except gzip.BadGzipFile as exc:
-            Path(tmp).unlink(missing_ok=True)
-            raise RoofscopeError(
-                f"gzip data is damaged ({exc})",
-                path=str(sn.path),
-                hint="re-compress or export again",
-            ) from exc
-        except (EOFError, OSError, zlib.error):
+        except (OSError, zlib.error):  # Gunzip raises zlib.error on damaged data
             truncated = True
         if getattr(getattr(getattr(src, "buffer", None), "raw", None), "truncated", False):
             truncated = True  # a gzip stream cut short (see sniff.Gunzip)
@@ -497,7 +489,7 @@ def _check_units_rows(sn: Sniffed) -> None:
         for number, line in enumerate(src, start=1):
             if number <= sn.header_line + 1 or not line.startswith(('"",', ",")):
                 continue
-            row = [u.strip() for u in _fields(line.replace("\x00", ""))]
+            row = [u.strip() for u in split_line(line.replace("\x00", ""))]
             if len(row) != width or any(row[:3]) or row == sn.units:
                 continue
             i = next(i for i, (a, b) in enumerate(zip(sn.units, row, strict=True)) if a != b)
@@ -508,13 +500,6 @@ def _check_units_rows(sn: Sniffed) -> None:
                 hint="split the file where the header repeats, or export each part with "
                 "--print-units base",
             )
-
-
-def _fields(line: str) -> list[str]:
-    try:
-        return next(csv.reader([line]))
-    except (csv.Error, StopIteration):
-        return []
 
 
 def _launch_select(
@@ -662,33 +647,6 @@ def _details_frame(
         f"AND l.label = s.{quote_ident('Metric Name')} "
         f"WHERE coalesce(s.{quote_ident('Metric Name')}, '') <> ''"
     )
-
-
-def null_non_finite(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, int]:
-    """NaN and ±inf (from ``NaN``, ``Infinity``, ``1e999`` spellings) and negative values (no
-    metric roofscope reads can be below zero) become NULL, in one scan to find them and an
-    UPDATE only for the columns that have any. Returns how many per such column."""
-    doubles = [
-        name for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall() if kind == "DOUBLE"
-    ]
-    if not doubles:
-        return {}
-
-    def bad(col: str) -> str:
-        return f"(NOT isfinite({col}) OR {col} < 0)"
-
-    counts = con.execute(
-        "SELECT "
-        + ", ".join(f"count(*) FILTER (WHERE {bad(quote_ident(c))})" for c in doubles)
-        + f" FROM {table}"
-    ).fetchall()[0]
-    found = {}
-    for column, n in zip(doubles, counts, strict=True):
-        if n:
-            col = quote_ident(column)
-            con.execute(f"UPDATE {table} SET {col} = NULL WHERE {bad(col)}")
-            found[column] = int(n)
-    return found
 
 
 def _left_out(found: dict[str, int], info: ReportInfo) -> None:

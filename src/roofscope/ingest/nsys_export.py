@@ -445,17 +445,15 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> i
     valid = f"m.start_ns >= 0 AND m.end_ns >= m.start_ns AND m.end_ns <= {LATEST_NS}"
     dropped = 0
     for sql in parts:
-        with scanned(con, nsys_memops=export.arrow(sql, fields), nsys_labels=names):
-            con.execute(
+        table = export.arrow(sql, fields)
+        with scanned(con, nsys_memops=table, nsys_labels=names):
+            ((inserted,),) = con.execute(  # DuckDB answers an INSERT with the rows it added
                 f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
                 f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
                 f"(CAST(m.end_ns AS DOUBLE) - m.start_ns) / 1e9 FROM nsys_memops m "
                 f"LEFT JOIN nsys_labels l ON l.id = m.kind_id WHERE {valid}"
-            )
-            ((n,),) = con.execute(
-                f"SELECT count(*) FROM nsys_memops m WHERE NOT coalesce({valid}, false)"
             ).fetchall()
-            dropped += n
+            dropped += table.num_rows - inserted
     return int(dropped)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_tables import create_staging, write_report
+from roofscope.ingest.nsys_tables import LATEST_NS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.sqlutil import insert_rows
 
@@ -155,7 +155,7 @@ def _json_tables(path: Path, data: str) -> list[Table]:
     ]
 
 
-BIG = 2**62  # counts, ids and nanosecond times past this are damage, not data (BIGINT-safe)
+BIG = LATEST_NS  # counts, ids and nanosecond times past this are damage, not data
 
 
 def _small_int(value: float | None) -> int | None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import duckdb
 
+from roofscope.ingest.numbers import null_non_finite
+
 # nsys times count nanoseconds from the session's start: past 2**62 (146 years) is damage, and
 # would overflow the timeline's BIGINT arithmetic.
 LATEST_NS = 2**62
@@ -142,11 +144,7 @@ def _drop_bad_durations(con: duckdb.DuckDBPyConnection) -> int:
         f"OR end_ns > {LATEST_NS})) "
         "OR (time_s IS NOT NULL AND (NOT isfinite(time_s) OR time_s < 0))"
     )
-    bad = con.execute(f"SELECT count(*) FROM stg_kernels WHERE {invalid}").fetchall()[0][0]
-    if bad:
-        con.execute(f"UPDATE stg_kernels SET time_s = NULL, end_ns = NULL WHERE {invalid}")
-    for column in ("time_min_s", "time_max_s", "time_med_s"):
-        con.execute(
-            f"UPDATE stg_kernels SET {column} = NULL WHERE NOT isfinite({column}) OR {column} < 0"
-        )
-    return int(bad)
+    bad = con.execute(f"UPDATE stg_kernels SET time_s = NULL, end_ns = NULL WHERE {invalid}")
+    count = bad.fetchall()[0][0]  # DuckDB answers an UPDATE with the rows it changed
+    null_non_finite(con, "stg_kernels")  # min/max/med of stats rows: only columns with any
+    return int(count)

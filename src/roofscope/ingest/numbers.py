@@ -7,6 +7,10 @@ NULL in one SQL expression, so the conversion runs inside DuckDB at scan speed.
 
 from __future__ import annotations
 
+import duckdb
+
+from roofscope.sqlutil import quote_ident
+
 
 def number_sql(column: str, decimal: str = ".") -> str:
     """SQL expression parsing a text column into DOUBLE (NULL when not a number).
@@ -25,3 +29,30 @@ def number_sql(column: str, decimal: str = ".") -> str:
 
     fallback = clean(f"split_part({column}, ' (', 1)")
     return f"coalesce(TRY_CAST({clean(column)} AS DOUBLE), TRY_CAST({fallback} AS DOUBLE))"
+
+
+def null_non_finite(con: duckdb.DuckDBPyConnection, table: str) -> dict[str, int]:
+    """NaN and ±inf (from ``NaN``, ``Infinity``, ``1e999`` spellings) and negative values (no
+    metric roofscope reads can be below zero) become NULL, in one scan to find them and an
+    UPDATE only for the columns that have any. Returns how many per such column."""
+    doubles = [
+        name for name, kind, *_ in con.execute(f"DESCRIBE {table}").fetchall() if kind == "DOUBLE"
+    ]
+    if not doubles:
+        return {}
+
+    def bad(col: str) -> str:
+        return f"(NOT isfinite({col}) OR {col} < 0)"
+
+    counts = con.execute(
+        "SELECT "
+        + ", ".join(f"count(*) FILTER (WHERE {bad(quote_ident(c))})" for c in doubles)
+        + f" FROM {table}"
+    ).fetchall()[0]
+    found = {}
+    for column, n in zip(doubles, counts, strict=True):
+        if n:
+            col = quote_ident(column)
+            con.execute(f"UPDATE {table} SET {col} = NULL WHERE {bad(col)}")
+            found[column] = int(n)
+    return found

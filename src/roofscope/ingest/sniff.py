@@ -98,7 +98,7 @@ def _gunzip_prefix(path: Path, size: int) -> bytes:
     return bytes(out)
 
 
-def _split_line(line: str) -> list[str]:
+def split_line(line: str) -> list[str]:
     try:
         return next(csv.reader([line]))
     except (csv.Error, StopIteration):
@@ -272,7 +272,7 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
         stripped = line.lstrip("\ufeff").rstrip("\r")
         if "Kernel Name" not in stripped:
             continue
-        fields = _split_line(stripped)
+        fields = split_line(stripped)
         layout = _is_header(fields)
         if layout is None:
             continue
@@ -291,7 +291,7 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
             compressed=compressed,
             noise_lines_before=sum(1 for x in lines[:index] if x.strip()),
         )
-        body = [_split_line(x.rstrip("\r")) for x in lines[index + 1 : index + 40]]
+        body = [split_line(x.rstrip("\r")) for x in lines[index + 1 : index + 40]]
         if layout == RAW:
             # The units row is the first full-width row after the header (noise may sit
             # between them); its identification fields are empty.

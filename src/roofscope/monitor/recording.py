@@ -110,8 +110,8 @@ def is_recording(path: Path) -> bool:
     return MARKER in metadata
 
 
-def read_recording(path: Path) -> pa.Table:
-    """All parts as one table in time order. Raises RoofscopeError for what is not one."""
+def require_recording(path: Path) -> None:
+    """One-line errors for a path that is missing or is not a recording."""
     if not path.exists():
         raise RoofscopeError("no such file", path=str(path), hint="check the path")
     if not is_recording(path):
@@ -120,6 +120,11 @@ def read_recording(path: Path) -> pa.Table:
             path=str(path),
             hint="recordings are written by roofscope record --out FILE.parquet",
         )
+
+
+def read_recording(path: Path) -> pa.Table:
+    """All parts as one table in time order. Raises RoofscopeError for what is not one."""
+    require_recording(path)
     tables = []
     for part in parts(path):
         try:

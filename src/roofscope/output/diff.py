@@ -18,7 +18,7 @@ from rich.text import Text
 from roofscope.grouping import base_name
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
-from roofscope.output.units import si
+from roofscope.output.units import cut, si
 
 SHOWN_ROWS = 20  # table and Markdown; JSON and CSV carry every row
 
@@ -142,8 +142,8 @@ def to_markdown(doc: dict[str, Any], top: int | None = None) -> str:
 
 
 def _short(name: str, width: int = 120) -> str:
-    """Kernel signatures run to thousands of characters; a pull request needs the start."""
-    return name if len(name) <= width else name[: width - 1] + "…"
+    """A pull request needs the start of a signature."""
+    return cut(name, width)
 
 
 def _md(text: str) -> str:

@@ -232,10 +232,10 @@ def _rows_table(report: dict[str, Any], width: int | None = None) -> Table:
     cells = {title: [fn(row) for row in rows] for _, title, fn in columns}
     dropped: list[str] = []
     if width is not None:
+        widest = {t: max([len(t), *map(len, cells[t])]) for t in cells}
 
         def needed() -> int:  # each column is padded by one space a side, plus the edges
-            shown = [c for c in columns if c[1] not in dropped]
-            numbers = sum(max([len(t), *map(len, cells[t])]) + 2 for _, t, _ in shown)
+            numbers = sum(widest[t] + 2 for t in widest if t not in dropped)
             return NAME_MIN + 2 + numbers + 4
 
         for title in _NARROW_DROPS:

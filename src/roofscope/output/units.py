@@ -37,3 +37,9 @@ def clock(seconds: float | None) -> str:
         return "?"
     m, s = divmod(int(seconds + 0.5), 60)
     return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
+
+
+def cut(text: str, width: int) -> str:
+    """At most ``width`` characters, an ellipsis marking the cut (kernel signatures run to
+    thousands of characters)."""
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -10,7 +10,7 @@ layers came out 19× too high); ``_conv_backward`` replaces it.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -213,7 +213,3 @@ def analytic(
         "layers": [{"layer": n, "forward_flops": f * batch} for n, f in per.layers[:top_layers]],
         "memory": {**mem, "estimate_bytes": estimate_at(mem, batch)},
     }
-
-
-def as_dict(obj: Any) -> dict[str, Any]:
-    return asdict(obj)

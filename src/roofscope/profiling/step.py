@@ -19,14 +19,13 @@ from pathlib import Path
 
 import torch
 
+from roofscope.atomic import write_json
 from roofscope.errors import RoofscopeError
 from roofscope.profiling import markers
 from roofscope.profiling.catalog import MODELS
+from roofscope.profiling.command import MODES, PRECISIONS
 from roofscope.profiling.zoo.registry import Workload, workload
 from roofscope.regex import search
-
-PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
-MODES = ("train", "infer")
 
 
 def _say(key: str, value: object) -> None:
@@ -187,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.image_size,
                 args.seq_len,
             )
-            args.analytic_out.write_text(json.dumps(facts, indent=1))
+            write_json(args.analytic_out, facts)
         return run(args)
     except RoofscopeError as err:
         print(err.one_line(), file=sys.stderr)

@@ -523,6 +523,8 @@ class RoofscopeApp(App[None]):
         if key == "monitor":
             pane.start()  # type: ignore[attr-defined]
             pane.redraw()  # type: ignore[attr-defined]
+        elif key == "runs":
+            pane.shown()  # type: ignore[attr-defined]
         elif key in self.stale:
             self._refresh_pane(key)
         elif key == "roofline":

@@ -24,7 +24,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
 from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
-from roofscope.output.units import si
+from roofscope.output.units import cut, si
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -144,8 +144,9 @@ class ComparePane(Vertical, can_focus=True):
             table.add_column(name, width=WIDTHS.get(name, 10))
         for i, row in enumerate(self.doc["rows"]):
             name, *rest = out.cells(row, self.by)
-            table.add_row(_fit(name, name_width - 1), *rest, key=str(i))
-        self.redraw()
+            table.add_row(cut(name, name_width - 1), *rest, key=str(i))  # a space before the next
+        if not self.doc["rows"]:
+            self.redraw()  # with rows, the first one's RowHighlighted draws the chart
 
     def _summary(self) -> None:
         reports = self.rapp.session.reports
@@ -336,11 +337,6 @@ class ComparePane(Vertical, can_focus=True):
 def _close(a: float, b: float) -> bool:
     """Roofs within 1% are the same roof (the locked clock differs a little between runs)."""
     return abs(a - b) <= 0.01 * max(abs(a), abs(b))
-
-
-def _fit(text: str, width: int) -> str:
-    """Cut with an ellipsis, leaving the space before the next column."""
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _lines(lines: list[str]) -> Text:

@@ -99,9 +99,10 @@ class DetailPane(Vertical):
             except RoofscopeError:
                 pass  # half-typed: keep every row until the pattern parses
             else:
-                by_name = search(self.pattern, [r.name for r in rows])
-                by_source = search(self.pattern, [r.source for r in rows])
-                rows = [r for r, a, b in zip(rows, by_name, by_source, strict=True) if a or b]
+                # names then sources, one query: each text is matched on its own
+                hits = search(self.pattern, [r.name for r in rows] + [r.source for r in rows])
+                n = len(rows)
+                rows = [r for i, r in enumerate(rows) if hits[i] or hits[n + i]]
         for row in rows:
             table.add_row(row.kind, row.name, value_text(row), row.unit, row.source)
 

@@ -18,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Select, Static
 
 from roofscope.errors import RoofscopeError
-from roofscope.output.profiling import settings_text
+from roofscope.output.profiling import kernels_text, settings_text
 from roofscope.output.units import clock, si
 from roofscope.profiling import runs as runs_dir
 from roofscope.profiling.catalog import MODELS
@@ -77,6 +77,7 @@ class RunsPane(Vertical):
         self.runner: Runner | None = None
         self.progress: Progress | None = None
         self.summaries: dict[str, dict[str, Any]] = {}
+        self._reading: set[str] = set()  # runs whose report a worker is summarising
 
     @property
     def rapp(self) -> RoofscopeApp:
@@ -148,7 +149,7 @@ class RunsPane(Vertical):
                 r.spec.preset,
                 r.status,
                 clock(r.duration) if r.duration is not None else "…",
-                f"{r.kernels}/{r.expected_kernels}" if r.expected_kernels else str(r.kernels),
+                kernels_text(d),
                 key=r.name,
             )
         if self.runs:
@@ -194,7 +195,10 @@ class RunsPane(Vertical):
             lines.append(" · ".join(f"{k.removesuffix('_s')} {v:.1f} s" for k, v in t.items()))
         summary = self.summaries.get(run.name)
         if summary is None and run.status == runs_dir.DONE:
-            self._summarise(run)
+            # once per run, and only on screen: every `roofscope open` mounts this pane hidden
+            if self.display and run.name not in self._reading:
+                self._reading.add(run.name)
+                self._summarise(run)
             return [*lines, "reading the report…"]
         if summary:
             facts = summary["facts"]
@@ -232,6 +236,11 @@ class RunsPane(Vertical):
 
     def _summarised(self, name: str, summary: dict[str, Any]) -> None:
         self.summaries[name] = summary
+        self._reading.discard(name)
+        self._detail()
+
+    def shown(self) -> None:
+        """Pane 6 came into view: read the highlighted run's report if not yet read."""
         self._detail()
 
     # -- start / cancel / open -------------------------------------------------------------

@@ -22,6 +22,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from roofscope.output.units import cut
+
 PAGE = 128
 
 
@@ -128,7 +130,7 @@ class VirtualTable(ScrollView, can_focus=True):
     def _cells(self, values: Sequence[str]) -> str:
         parts = []
         for col, text in zip(self.columns, values, strict=False):
-            text = text if len(text) <= col.width else text[: col.width - 1] + "…"
+            text = cut(text, col.width)
             parts.append(text.rjust(col.width) if col.right else text.ljust(col.width))
         return " ".join(parts)
 
