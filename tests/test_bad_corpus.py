@@ -1,6 +1,7 @@
 """Every entry of tests/corpus/bad/ through the real CLI (``roofscope report FILE --format
-json``, in-process): exit 2 with one line naming the file and the problem, or exit 0 with
-warnings that say what was wrong and numbers that are still right.
+json``, in-process; option files through the command that reads them): exit 2 with one line
+naming the file and the problem, or exit 0 with strict JSON, warnings that say what was wrong
+and numbers that are still right (checked against the sample each file was cut from).
 
 The files are made by tools/make_bad_corpus.py (its README says what is wrong with each); the
 table below is kept here, apart from the generator, so that a change of behaviour fails.
@@ -10,8 +11,11 @@ instead of becoming the store's generic "could not be loaded" line, and fails th
 
 from __future__ import annotations
 
+import csv
 import json
 import re
+import shutil
+import sqlite3
 import time
 import zlib
 from pathlib import Path
@@ -23,7 +27,16 @@ from tests.conftest import REPO, SAMPLES
 
 CORPUS = REPO / "tests" / "corpus" / "bad"
 RAW = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
+DETAILS = SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv"
+GEMM = SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv"  # a small export for option files
 ERROR, WARN = "error", "load with warnings"
+OK = "load cleanly"  # exit 0 and no warning beyond INHERENT
+LOADS = "load"  # exit 0, warnings allowed (the numbers are checked below)
+EITHER = "error or warning"  # refused, or loaded with a warning; either contains the words
+OUTCOMES = (ERROR, WARN, OK, LOADS, EITHER)
+# warnings every cut of the mobilenet sample has (it lacks the tensor counters; a details page
+# does not name its GPU): a file made from it "loads cleanly" when it has no other
+INHERENT = ("tensor FLOPs unknown", "the export does not name its GPU")
 SLOW_S = 3.0  # rejecting or loading any of these small files takes well under a second
 
 # entry: (outcome, text that the error line, or one of the report's warnings, must contain)
@@ -94,13 +107,62 @@ EXPECTED: dict[str, tuple[str, str]] = {
     ),
     "utf16.ncu-raw.csv": (ERROR, "is UTF-16 text"),
     "zero_length.parquet": (ERROR, "file is empty (0 bytes)"),
+    # issue 16: outcomes a correct reader must give (several fail until the readers are fixed)
+    "no_final_newline.ncu-raw.csv": (OK, ""),
+    "no_final_newline_one_launch.ncu-raw.csv": (OK, ""),
+    "no_final_newline.ncu-details.csv": (OK, ""),
+    "glob[12]*?.ncu-raw.csv": (OK, ""),
+    "glob1-decoy.ncu-raw.csv": (OK, ""),
+    "wal_uncheckpointed.sqlite": (OK, ""),
+    "no_units_row.ncu-raw.csv": (EITHER, "units row"),
+    "duplicate_metric_column.ncu-raw.csv": (EITHER, "gpu__time_duration.sum"),
+    "min_unit_cuda_gpu_kern_sum.csv": (ERROR, "'min'"),
+    "duplicate_stringids.sqlite": (WARN, "StringIds"),
+    "duplicate_stringids_kernel_names.sqlite": (EITHER, "StringIds"),
+    "recording_clock_jump.parquet": (WARN, "jump"),
+    "cycles_no_duration.ncu-details.csv": (LOADS, ""),
+    "dram_op_only.ncu-raw.csv": (LOADS, ""),
+    "device_name.ncu-details.csv": (OK, ""),
+    "rich_markup_names.ncu-raw.csv": (LOADS, ""),
+    "field_over_128kb.ncu-raw.csv": (WARN, "have kernel names over 8,192"),
+    "ceilings_401_digit_integer.toml": (ERROR, "fp32"),
+    "ceilings_fp32_in_tb_per_s.toml": (ERROR, "fp32"),
+    "prices_401_digit_integer.toml": (ERROR, "usd_per_gpu_hour"),
+    "prices_usd_in_tb_per_s.toml": (ERROR, "usd_per_gpu_hour"),
+    "blank_lines_bomb.csv.gz": (ERROR, "is not an Nsight Compute CSV export"),
+    "recording_nan_summary.parquet": (LOADS, ""),
+    "utf32.ncu-raw.csv": (ERROR, "UTF-32"),
+    "bom_cuda_gpu_kern_sum.csv": (OK, ""),
+    "weird_table_name.sqlite": (OK, ""),
+    "recording_empty_first_part.parquet": (EITHER, "part-000001.parquet"),
+    "symlink_loop.ncu-raw.csv": (ERROR, "loop"),
+    "gui_events_view.csv": (LOADS, ""),
+}
+# entries that are options of another command ({} is the entry's path); default: report FILE
+COMMAND: dict[str, tuple[str, ...]] = {
+    "ceilings_401_digit_integer.toml": ("report", str(GEMM), "--ceilings", "{}"),
+    "ceilings_fp32_in_tb_per_s.toml": ("report", str(GEMM), "--ceilings", "{}"),
+    "prices_401_digit_integer.toml": ("cost", str(GEMM), "--run-steps", "1000", "--prices", "{}"),
+    "prices_usd_in_tb_per_s.toml": ("cost", str(GEMM), "--run-steps", "1000", "--prices", "{}"),
+    "recording_nan_summary.parquet": ("record", "--summary", "{}"),
+}
+# files that belong to an entry and travel with it; such an entry is run from a copy, as an
+# SQLite reader may checkpoint (and delete) the -wal file of the database it opened
+COMPANIONS: dict[str, tuple[str, ...]] = {
+    "wal_uncheckpointed.sqlite": ("wal_uncheckpointed.sqlite-wal",),
 }
 
 
-def _report(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, float]:
+def _report(
+    path: Path, capsys: pytest.CaptureFixture[str], *options: str
+) -> tuple[int, str, str, float]:
+    return _main(["report", str(path), "--format", "json", *options], capsys)
+
+
+def _main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str, float]:
     capsys.readouterr()
     start = time.perf_counter()
-    code = main(["report", str(path), "--format", "json"])
+    code = main(argv)
     elapsed = time.perf_counter() - start
     out, err = capsys.readouterr()
     return code, out, err, elapsed
@@ -108,45 +170,76 @@ def _report(path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, s
 
 @pytest.fixture
 def run(capsys, monkeypatch, in_tmp_cwd):
+    """``run(path, *options)``: ``roofscope report PATH --format json OPTIONS`` in-process."""
     monkeypatch.setenv("ROOFSCOPE_DEBUG", "1")
     monkeypatch.setenv("PATH", str(in_tmp_cwd))  # no ncu/nsys: nothing is converted
 
-    def report(path: Path) -> tuple[int, str, str, float]:
-        return _report(path, capsys)
+    def report(path: Path, *options: str) -> tuple[int, str, str, float]:
+        return _report(path, capsys, *options)
 
+    report.main = lambda argv: _main(argv, capsys)  # type: ignore[attr-defined]
     return report
+
+
+def _strict_json(text: str) -> dict:
+    """JSON as RFC 8259 has it: NaN and Infinity are no JSON tokens (jq and browsers refuse)."""
+
+    def refuse(token: str) -> None:
+        raise AssertionError(f"{token} in the JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _copy_with_companions(name: str, tmp: Path) -> Path:
+    for each in (name, *COMPANIONS.get(name, ())):
+        shutil.copyfile(CORPUS / each, tmp / each)
+    return tmp / name
 
 
 def test_the_table_names_every_corpus_entry():
     on_disk = {p.name for p in CORPUS.iterdir()} - {"README.md"}
-    assert on_disk == set(EXPECTED)
+    companions = {c for names in COMPANIONS.values() for c in names}
+    assert on_disk == set(EXPECTED) | companions
     assert len(on_disk) >= 30
     readme = (CORPUS / "README.md").read_text("utf-8")
-    documented = dict(re.findall(rf"^\| `([^`]+)` \| .* \| ({ERROR}|{WARN}) \|$", readme, re.M))
+    kinds = "|".join(re.escape(o) for o in sorted(OUTCOMES, key=len, reverse=True))
+    documented = dict(re.findall(rf"^\| `([^`]+)` \| .* \| ({kinds}) \|$", readme, re.M))
     assert documented == {name: outcome for name, (outcome, _) in EXPECTED.items()}
 
 
+def _check_error(path: Path, says: str, code: int, out: str, err: str) -> None:
+    assert code == 2, out[:500]
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    prefix = f"roofscope: {path}: "
+    assert lines[0].startswith(prefix), lines[0]
+    assert says in lines[0][len(prefix) :], "the words are in the message, not in the path"
+    assert lines[0].endswith(")"), "a hint in parentheses ends the line"
+
+
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_bad_input(name, run):
+def test_bad_input(name, run, tmp_path):
     outcome, says = EXPECTED[name]
-    path = CORPUS / name
-    code, out, err, elapsed = run(path)
+    path = _copy_with_companions(name, tmp_path) if name in COMPANIONS else CORPUS / name
+    command = [a.replace("{}", str(path)) for a in COMMAND.get(name, ("report", "{}"))]
+    code, out, err, elapsed = run.main([*command, "--format", "json"])
     assert "Traceback" not in err
     assert elapsed < SLOW_S, f"{name} took {elapsed:.1f} s"
-    if outcome == ERROR:
-        assert code == 2, out[:500]
-        lines = err.strip().splitlines()
-        assert len(lines) == 1, err
-        assert lines[0].startswith(f"roofscope: {path}: "), lines[0]
-        assert says in lines[0]
-        assert lines[0].endswith(")"), "a hint in parentheses ends the line"
-    else:
-        assert code == 0, err
-        assert err.strip() == ""
-        doc = json.loads(out)
-        (report,) = doc["reports"]
-        assert doc["warnings"] and report["warnings"]
-        assert any(says in w for w in report["warnings"]), report["warnings"]
+    if outcome == ERROR or (outcome == EITHER and code != 0):
+        _check_error(path, says, code, out, err)
+        return
+    assert code == 0, err
+    assert err.strip() == ""
+    doc = _strict_json(out)
+    if command[0] != "report":
+        return
+    (report,) = doc["reports"]
+    warnings = report["warnings"]
+    if outcome in (WARN, EITHER):
+        assert doc["warnings"] and warnings
+        assert any(says in w for w in warnings), warnings
+    elif outcome == OK:
+        assert [w for w in warnings if not any(x in w for x in INHERENT)] == []
 
 
 # --- the numbers that survive are right --------------------------------------------------
@@ -190,6 +283,13 @@ def _write(tmp: Path, name: str, data: str | bytes) -> Path:
         ("kernel_names_10kb.ncu-raw.csv", 3),  # names only
         ("csv_named.sqlite", 3),
         ("nul_bytes.ncu-raw.csv", 5),  # no row lost around the NUL bytes
+        ("no_final_newline.ncu-raw.csv", 10),  # the last row is whole, only its newline is gone
+        ("no_final_newline_one_launch.ncu-raw.csv", 1),
+        ("glob[12]*?.ncu-raw.csv", 3),  # its own rows, not those of the decoy it matches
+        ("glob1-decoy.ncu-raw.csv", 2),
+        ("dram_op_only.ncu-raw.csv", 4),  # DRAM bytes from the op_read/op_write spelling
+        ("rich_markup_names.ncu-raw.csv", 6),  # names only
+        ("field_over_128kb.ncu-raw.csv", 3),  # a name over the csv module's field limit
     ],
 )
 def test_loads_equal_the_original_sample(name, launches, run, tmp_path):
@@ -251,6 +351,11 @@ def test_bad_durations_are_left_out_not_summed(run, tmp_path):
         ("missing_tables.sqlite", 0, None),
         ("truncated_cuda_gpu_kern_sum.csv", 2, 1_012_071e-9),
         ("text_in_numbers_cuda_gpu_kern_sum.csv", 2, 1_012_071e-9),
+        ("duplicate_stringids.sqlite", 3, 510e-6),  # a doubled id does not double a kernel
+        ("weird_table_name.sqlite", 3, 510e-6),
+        ("bom_cuda_gpu_kern_sum.csv", 3, 1_124_521e-9),  # 1,012,071 + 112,450 ns
+        # 296.991 µs + 45.600 µs + 1.204 ms + 12.345 µs, as the GUI's Events View prints them
+        ("gui_events_view.csv", 4, 1_558.936e-6),
     ],
 )
 def test_nsys_numbers_that_survive(name, launches, time_s, run):
@@ -264,3 +369,98 @@ def test_a_recording_without_values_keeps_its_samples(run):
     (gpu,) = got["recording"]
     assert gpu["samples"] == 76 and gpu["duration_s"] == pytest.approx(75.0, abs=0.01)
     assert gpu["util_gpu"] is None and gpu["power_w"] is None
+
+
+# --- issue 16: the numbers a correct reader gives ----------------------------------------
+
+
+def _details_prefix(launches: int) -> str:
+    """Header and every row of the first ``launches`` launches of the mobilenet details page."""
+    lines = DETAILS.read_text("utf-8").splitlines(keepends=True)
+    keep = {str(i) for i in range(launches)}
+    return lines[0] + "".join(x for x in lines[1:] if next(csv.reader([x]))[0] in keep)
+
+
+def test_a_details_page_without_final_newline_keeps_its_last_launch(run, tmp_path):
+    got = _doc(CORPUS / "no_final_newline.ncu-details.csv", run)
+    want = _doc(_write(tmp_path, "three.csv", _details_prefix(3)), run)
+    _same_numbers(got, want, 3)
+
+
+def test_an_uncheckpointed_wal_is_read(run, tmp_path):
+    """sqlite3 replays the -wal file: the export holds 5 kernels, and reading it changes
+    neither file (closing a read-write connection would checkpoint the WAL away)."""
+    check = tmp_path / "check"
+    check.mkdir()
+    con = sqlite3.connect(_copy_with_companions("wal_uncheckpointed.sqlite", check))
+    assert con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone() == (5,)
+    con.close()
+    path = _copy_with_companions("wal_uncheckpointed.sqlite", tmp_path)
+    got = _doc(path, run)
+    assert got["launches"] == 5
+    # 250 + 10 + 250 µs in the database, a second 250 + 10 µs in the WAL
+    assert got["time_s"] == pytest.approx(770e-6)
+    for name in ("wal_uncheckpointed.sqlite", "wal_uncheckpointed.sqlite-wal"):
+        assert (tmp_path / name).read_bytes() == (CORPUS / name).read_bytes(), name
+
+
+_HZ = {"hz": 1.0, "khz": 1e3, "mhz": 1e6, "ghz": 1e9, "cycle/second": 1.0, "cycle/nsecond": 1e9}
+
+
+def test_durations_from_cycles_and_clock(run):
+    """No gpu__time_duration: each launch lasts smsp__cycles_elapsed.avg / .avg.per_second."""
+    rows = list(csv.reader((CORPUS / "cycles_no_duration.ncu-details.csv").open(encoding="utf-8")))
+    head = rows[0]
+    launch, metric, unit, value = (
+        head.index(c) for c in ("ID", "Metric Name", "Metric Unit", "Metric Value")
+    )
+    cycles: dict[str, float] = {}
+    rate: dict[str, float] = {}
+    for row in rows[1:]:
+        number = float(row[value].replace(",", ""))
+        if row[metric] == "smsp__cycles_elapsed.avg":
+            assert row[unit] == "cycle"
+            cycles[row[launch]] = number
+        elif row[metric] == "smsp__cycles_elapsed.avg.per_second":
+            rate[row[launch]] = number * _HZ[row[unit].lower()]
+    assert cycles.keys() == rate.keys() and len(cycles) == 3
+    got = _doc(CORPUS / "cycles_no_duration.ncu-details.csv", run)
+    assert got["launches"] == 3
+    assert got["time_s"] == pytest.approx(sum(cycles[k] / rate[k] for k in cycles), rel=1e-9)
+
+
+def test_a_details_page_that_names_its_device(run):
+    got = _doc(CORPUS / "device_name.ncu-details.csv", run)
+    assert got["gpu"]["name"] == "NVIDIA H100 80GB HBM3"
+    assert not any("does not name its GPU" in w for w in got["warnings"])
+
+
+def test_hostile_kernel_names_are_kept_verbatim(run):
+    """Rich markup and terminal escapes in names: JSON has them as written; the table shows
+    them without letting the terminal act on them."""
+    path = CORPUS / "rich_markup_names.ncu-raw.csv"
+    rows = list(csv.reader(path.open(encoding="utf-8", newline="")))
+    names = {row[4] for row in rows[2:]}
+    assert len(names) == 6 and any("\x1b" in n for n in names)
+    code, out, err, _ = run(path, "--by", "kernel")
+    assert code == 0, err
+    (report,) = _strict_json(out)["reports"]
+    assert {row["name"] for row in report["rows"]} == names
+    code, out, err, _ = run.main(["report", str(path), "--format", "table"])
+    assert code == 0, err
+    assert "\x1b[2J" not in out and "\x07" not in out and "\x1b]0;" not in out
+
+
+def test_a_clock_jump_is_no_duration(run):
+    got = _doc(CORPUS / "recording_clock_jump.parquet", run)
+    (gpu,) = got["recording"]
+    assert gpu["duration_s"] < 100, gpu["duration_s"]  # 76 samples 1 s apart, not 6e9 s
+
+
+def test_a_symlink_loop_is_refused_as_one(run, tmp_path):
+    """Made here too, in case a checkout turned the committed link into a file."""
+    loop = tmp_path / "a.ncu-raw.csv"
+    loop.symlink_to(tmp_path / "b.ncu-raw.csv")
+    (tmp_path / "b.ncu-raw.csv").symlink_to(loop)
+    code, out, err, _ = run(loop)
+    _check_error(loop, "loop", code, out, err)

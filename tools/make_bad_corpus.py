@@ -16,9 +16,11 @@ import csv
 import gzip
 import io
 import json
+import os
 import random
 import shutil
 import sqlite3
+import struct
 import sys
 import tempfile
 from collections.abc import Callable
@@ -31,7 +33,7 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.ncu_builder import details_page  # noqa: E402
+from tests.ncu_builder import details_page, raw_page  # noqa: E402
 from tests.nsys_builder import Export, Kernel  # noqa: E402
 
 OUT = ROOT / "tests" / "corpus" / "bad"
@@ -42,6 +44,9 @@ DETAILS = SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv"
 RECORDING = SAMPLES / "h100_matmul.parquet" / "part-000001.parquet"
 
 ERROR, WARN = "error", "load with warnings"
+OK = "load cleanly"  # exit 0, no warning beyond those of the sample it was cut from
+LOADS = "load"  # exit 0; warnings allowed, none required
+EITHER = "error or warning"  # refused, or loaded with a warning: either names the problem
 
 
 @dataclass
@@ -50,14 +55,15 @@ class Entry:
     outcome: str
     what: str
     make: Callable[[Path], None]
+    companions: tuple[str, ...] = ()  # files ``make`` writes beside the entry (an -wal file)
 
 
 CORPUS: list[Entry] = []
 
 
-def entry(name: str, outcome: str, what: str) -> Callable:
+def entry(name: str, outcome: str, what: str, companions: tuple[str, ...] = ()) -> Callable:
     def register(make: Callable[[Path], None]) -> Callable[[Path], None]:
-        CORPUS.append(Entry(name, outcome, what, make))
+        CORPUS.append(Entry(name, outcome, what, make, companions))
         return make
 
     return register
@@ -102,14 +108,18 @@ def small_export(**kw) -> Export:
     return Export(kernels=kernels, **kw)
 
 
-def sqlite_bytes(export: Export, tweak: str = "") -> bytes:
+def sqlite_bytes(export: Export, tweak: str = "", page_size: int | None = 512) -> bytes:
+    """The export's bytes after ``tweak``; 512-byte pages keep the corpus small (a 45 KB export
+    with nsys's default 4,096-byte pages is ~12 KB)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.sqlite"
         export.write(path)
-        if tweak:
+        if tweak or page_size:
             con = sqlite3.connect(path)
             con.executescript(tweak)
             con.commit()
+            if page_size:
+                con.execute(f"PRAGMA page_size = {int(page_size)}")
             con.execute("VACUUM")
             con.close()
         return path.read_bytes()
@@ -319,15 +329,13 @@ def _(p: Path) -> None:
 @entry(
     "csv_bomb_100k_columns.ncu-raw.csv",
     ERROR,
-    "an ncu raw header with 100,000 metric columns, its units row and one launch",
+    "an ncu raw header with 100,000 metric columns (3-character names) and one launch row",
 )
 def _(p: Path) -> None:
     ids = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream"]
-    names = [f"m{i:x}" for i in range(100_000)]
-    head = ",".join(ids + names)
-    units = "," * (len(ids) + len(names) - 1)
-    row = "0,1,a,h,k,1,7," + ",".join("1" for _ in names)
-    text(p, f"{head}\n{units}\n{row}\n")
+    digits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    names = [digits[i // 3844] + digits[i // 62 % 62] + digits[i % 62] for i in range(100_000)]
+    text(p, ",".join(ids + names) + "\n0,1,a,h,k,1,7,1\n")
 
 
 @entry("ids_not_integers.ncu-raw.csv", ERROR, "every launch ID is a word or a fraction")
@@ -503,7 +511,7 @@ def _(p: Path) -> None:
 
 @entry("corrupt.sqlite", ERROR, "an nsys export whose pages after the first are overwritten")
 def _(p: Path) -> None:
-    data = bytearray(sqlite_bytes(small_export()))
+    data = bytearray(sqlite_bytes(small_export(), page_size=None))
     page = int.from_bytes(data[16:18], "big")
     noise = random.Random(3).randbytes(len(data) - page)
     data[page:] = noise
@@ -512,7 +520,7 @@ def _(p: Path) -> None:
 
 @entry("truncated.sqlite", ERROR, "the first 40% of an nsys export")
 def _(p: Path) -> None:
-    data = sqlite_bytes(small_export())
+    data = sqlite_bytes(small_export(), page_size=None)
     p.write_bytes(data[: len(data) * 2 // 5])
 
 
@@ -695,16 +703,505 @@ def _(p: Path) -> None:
     )
 
 
+# --- issue 16: silent wrong numbers on real exports ------------------------------------------
+# Each entry below is a class of file on which a reader used to give a wrong number, or crash,
+# without saying so; its outcome is the one a correct reader must give.
+
+
+def _no_final_newline(lines: list[str]) -> str:
+    return "".join(lines).removesuffix("\n")
+
+
+@entry(
+    "no_final_newline.ncu-raw.csv",
+    OK,
+    "10 launches, the last row complete but without the final newline (a file saved by an "
+    "editor or cut by head -c at the end): all 10 load, totals equal the original's",
+)
+def _(p: Path) -> None:
+    text(p, _no_final_newline(raw_lines(10)))
+
+
+@entry(
+    "no_final_newline_one_launch.ncu-raw.csv",
+    OK,
+    "a single launch whose row ends without a newline: it loads",
+)
+def _(p: Path) -> None:
+    text(p, _no_final_newline(raw_lines(1)))
+
+
+@entry(
+    "no_final_newline.ncu-details.csv",
+    OK,
+    "the details rows of 3 launches, no newline after the last: launch 2 loads with every metric",
+)
+def _(p: Path) -> None:
+    text(p, _no_final_newline(details_lines(3)))
+
+
+@entry(
+    "glob[12]*?.ncu-raw.csv",
+    OK,
+    "a name holding the glob characters [ ] * ? (3 launches); the decoy beside it, which the "
+    "name matches as a glob, has 2: this file loads its own 3",
+)
+def _(p: Path) -> None:
+    text(p, "".join(raw_lines(3)))
+
+
+@entry(
+    "glob1-decoy.ncu-raw.csv",
+    OK,
+    "the decoy that glob[12]*?.ncu-raw.csv matches as a pattern: 2 launches",
+)
+def _(p: Path) -> None:
+    text(p, "".join(raw_lines(2)))
+
+
+def _wal_checksum(data: bytes, s0: int, s1: int, big: bool) -> tuple[int, int]:
+    """SQLite's WAL checksum (wal.c walChecksumBytes) over 8-byte steps of ``data``."""
+    words = struct.unpack(f"{'>' if big else '<'}{len(data) // 4}I", data)
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & 0xFFFFFFFF
+        s1 = (s1 + words[i + 1] + s0) & 0xFFFFFFFF
+    return s0, s1
+
+
+def _fixed_salts(wal: bytes, page_size: int) -> bytes:
+    """The WAL with SQLite's random salts replaced by fixed ones and every checksum redone, so
+    the generator writes the same bytes each time."""
+    out = bytearray(wal)
+    big = struct.unpack(">I", wal[:4])[0] & 1 == 1
+    out[16:24] = struct.pack(">II", 0x526F6F66, 0x53636F70)  # "RoofScop"
+    s = _wal_checksum(bytes(out[:24]), 0, 0, big)
+    out[24:32] = struct.pack(">II", *s)
+    for at in range(32, len(out), 24 + page_size):
+        out[at + 8 : at + 16] = out[16:24]
+        s = _wal_checksum(bytes(out[at : at + 8]), *s, big)
+        s = _wal_checksum(bytes(out[at + 24 : at + 24 + page_size]), *s, big)
+        out[at + 16 : at + 24] = struct.pack(">II", *s)
+    return bytes(out)
+
+
+def _count_kernels(db: Path) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    finally:
+        con.close()
+
+
+@entry(
+    "wal_uncheckpointed.sqlite",
+    OK,
+    "an nsys export in WAL mode whose -wal file (kept beside it) holds 2 of its 5 kernels, not "
+    "yet checkpointed (copied while nsys or sqlite3 still had it open): sqlite3 sees 5 kernels "
+    "of 770 µs in all, so must roofscope",
+    companions=("wal_uncheckpointed.sqlite-wal",),
+)
+def _(p: Path) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "x.sqlite"
+        db.write_bytes(sqlite_bytes(small_export()))
+        con = sqlite3.connect(db, isolation_level=None)
+        con.execute("PRAGMA journal_mode = WAL")
+        con.execute("PRAGMA wal_autocheckpoint = 0")
+        page_size = con.execute("PRAGMA page_size").fetchone()[0]
+        con.executescript(
+            "BEGIN;"
+            "CREATE TEMP TABLE k AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid <= 2;"
+            'UPDATE k SET start = start + 1000000, "end" = "end" + 1000000, '
+            "correlationId = correlationId + 10, gridId = gridId + 10;"
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM k;"
+            "COMMIT;"
+        )
+        # copied while the connection is open: closing it would checkpoint the WAL away
+        main, wal = db.read_bytes(), Path(f"{db}-wal").read_bytes()
+        con.close()
+    p.write_bytes(main)
+    Path(f"{p}-wal").write_bytes(_fixed_salts(wal, page_size))
+    with tempfile.TemporaryDirectory() as tmp:  # the pair must read as 5 kernels
+        copy = Path(tmp) / p.name
+        copy.write_bytes(main)
+        Path(f"{copy}-wal").write_bytes(Path(f"{p}-wal").read_bytes())
+        if _count_kernels(copy) != 5:
+            raise SystemExit(f"{p.name}: the WAL does not replay to 5 kernels")
+
+
+@entry(
+    "no_units_row.ncu-raw.csv",
+    EITHER,
+    "a raw page (auto units: Mbyte, us, Ghz) whose units row was deleted: the values cannot be "
+    "read as base SI units without saying so",
+)
+def _(p: Path) -> None:
+    lines = raw_lines(4)
+    text(p, lines[0] + "".join(lines[2:]))
+
+
+@entry(
+    "duplicate_metric_column.ncu-raw.csv",
+    EITHER,
+    "gpu__time_duration.sum twice in the header, the second column holding other values "
+    "(twice the first): which is the duration cannot be known",
+)
+def _(p: Path) -> None:
+    rows = rows_of(raw_lines(3))
+    col = rows[0].index("gpu__time_duration.sum")
+    rows[0].append("gpu__time_duration.sum")
+    rows[1].append(rows[1][col])
+    for row in rows[2:]:
+        row.append(f"{2 * float(row[col].replace(',', '')):.6f}")
+    text(p, to_csv(rows))
+
+
+@entry(
+    "min_unit_cuda_gpu_kern_sum.csv",
+    ERROR,
+    "an nsys kernel summary whose time columns are in (min), a unit nsys --timeunit never writes",
+)
+def _(p: Path) -> None:
+    text(
+        p,
+        "Time (%),Total Time (min),Instances,Avg (min),Med (min),Min (min),Max (min),"
+        "StdDev (min),Name\n"
+        '100.0,2.5,3,0.833,0.8,0.7,1.0,0.15,"vectorAdd(const float *, int)"\n',
+    )
+
+
+@entry(
+    "duplicate_stringids.sqlite",
+    WARN,
+    "a StringIds table without its primary key listing every kernel-name id twice (same text) "
+    "and the launch API's name id twice with two texts: 3 kernels (510 µs) stay 3, and the "
+    "ambiguous id is reported",
+)
+def _(p: Path) -> None:
+    p.write_bytes(
+        sqlite_bytes(
+            small_export(),
+            "CREATE TABLE s2 (id INTEGER NOT NULL, value TEXT NOT NULL);"
+            "INSERT INTO s2 SELECT id, value FROM StringIds;"
+            "INSERT INTO s2 SELECT id, value FROM StringIds WHERE id IN "
+            "(SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL UNION "
+            "SELECT shortName FROM CUPTI_ACTIVITY_KIND_KERNEL);"
+            "INSERT INTO s2 SELECT id, 'cudaLaunchKernelExC_v11060' FROM StringIds WHERE id IN "
+            "(SELECT nameId FROM CUPTI_ACTIVITY_KIND_RUNTIME);"
+            "DROP TABLE StringIds;"
+            "ALTER TABLE s2 RENAME TO StringIds;",
+        )
+    )
+
+
+@entry(
+    "duplicate_stringids_kernel_names.sqlite",
+    EITHER,
+    "a StringIds table without its primary key listing a kernel-name id twice with two texts: "
+    "which name 2 of the 3 kernels have cannot be known",
+)
+def _(p: Path) -> None:
+    p.write_bytes(
+        sqlite_bytes(
+            small_export(),
+            "CREATE TABLE s2 (id INTEGER NOT NULL, value TEXT NOT NULL);"
+            "INSERT INTO s2 SELECT id, value FROM StringIds;"
+            "INSERT INTO s2 SELECT id, 'other_' || value FROM StringIds WHERE id IN "
+            "(SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid = 1);"
+            "DROP TABLE StringIds;"
+            "ALTER TABLE s2 RENAME TO StringIds;",
+        )
+    )
+
+
+def _recording_part(table: pa.Table) -> bytes:
+    """A part as ``roofscope record`` writes it: its schema, marker included."""
+    from roofscope.monitor.recording import SCHEMA
+
+    return parquet_bytes(table.select(SCHEMA.names).cast(SCHEMA))
+
+
+@entry(
+    "recording_clock_jump.parquet",
+    WARN,
+    "a recording folder (one part) of 76 samples 1 s apart whose clock jumps 6e9 s forward "
+    "after sample 38: the GPU was not recorded for 190 years",
+)
+def _(p: Path) -> None:
+    table = pq.read_table(RECORDING)
+    ts = table.column("ts").cast(pa.int64()).to_pylist()
+    jumped = [t + (6_000_000_000 * 1_000_000 if i >= 38 else 0) for i, t in enumerate(ts)]
+    i = table.schema.get_field_index("ts")
+    table = table.set_column(i, "ts", pa.array(jumped, pa.int64()).cast(table.schema.field(i).type))
+    p.mkdir()
+    (p / "part-000001.parquet").write_bytes(_recording_part(table))
+
+
+@entry(
+    "cycles_no_duration.ncu-details.csv",
+    LOADS,
+    "a details page of 3 launches (NERSC metric set, smsp__ spelling) with "
+    "smsp__cycles_elapsed.avg and .avg.per_second but no gpu__time_duration: durations are "
+    "cycles / rate",
+)
+def _(p: Path) -> None:
+    rows = rows_of(details_lines(3))
+    metric = rows[0].index("Metric Name")
+    keep = [rows[0]]
+    for row in rows[1:]:
+        if row[metric].startswith("gpu__time_duration"):
+            continue
+        row[metric] = row[metric].replace("sm__cycles_elapsed", "smsp__cycles_elapsed")
+        keep.append(row)
+    text(p, to_csv(keep))
+
+
+@entry(
+    "dram_op_only.ncu-raw.csv",
+    LOADS,
+    "a raw page of 4 launches spelling DRAM traffic dram__bytes_op_read/op_write (Blackwell "
+    "counters) with no dram__bytes_read/write/dram__bytes: DRAM bytes equal the original's",
+)
+def _(p: Path) -> None:
+    rows = rows_of(raw_lines(4))
+    rows[0] = [
+        c.replace("dram__bytes_read.", "dram__bytes_op_read.").replace(
+            "dram__bytes_write.", "dram__bytes_op_write."
+        )
+        for c in rows[0]
+    ]
+    drop = {i for i, c in enumerate(rows[0]) if c.startswith("dram__bytes.")}
+    text(p, to_csv([[v for i, v in enumerate(row) if i not in drop] for row in rows]))
+
+
+@entry(
+    "device_name.ncu-details.csv",
+    OK,
+    "a details page of 3 launches with a device__attribute_display_name row per launch "
+    "(--metrics device__attribute_display_name): the GPU is NVIDIA H100 80GB HBM3",
+)
+def _(p: Path) -> None:
+    rows = rows_of(details_lines(3))
+    head = rows[0]
+    metric, unit, value = (head.index(c) for c in ("Metric Name", "Metric Unit", "Metric Value"))
+    out, seen = [head], set()
+    for row in rows[1:]:
+        out.append(row)
+        if row[0] not in seen:
+            seen.add(row[0])
+            named = list(row)
+            named[metric], named[unit], named[value] = (
+                "device__attribute_display_name",
+                "",
+                "NVIDIA H100 80GB HBM3",
+            )
+            out.append(named)
+    text(p, to_csv(out))
+
+
+HOSTILE_NAMES = [
+    "[/]",
+    "[link=x]click_me(float *)",
+    "void gemm<[fp32]>(float *, [bold]int[/bold])",
+    "\x1b[2Jclear_screen(float *)",
+    "\x1b]0;owned\x07set_title(float *)",
+    "bell\x07kernel(float *)",
+]
+
+
+@entry(
+    "rich_markup_names.ncu-raw.csv",
+    LOADS,
+    "6 launches whose kernel names hold Rich markup ([/], [link=x], [fp32]) and terminal "
+    "escapes (ESC[2J, an OSC title, BEL): they load, the names verbatim in JSON",
+)
+def _(p: Path) -> None:
+    rows = rows_of(raw_lines(6))
+    for row, name in zip(rows[2:], HOSTILE_NAMES, strict=True):
+        row[4] = name
+    text(p, to_csv(rows))
+
+
+@entry(
+    "field_over_128kb.ncu-raw.csv",
+    WARN,
+    "3 launches, one kernel name of 133,000 characters, and a NUL byte that sends the file to "
+    "the Python CSV pass (whose default field limit is 131,072): 3 launches load",
+)
+def _(p: Path) -> None:
+    rows = rows_of(raw_lines(3))
+    args = ", ".join(f"cute::C<{j}>" for j in range(133_000 // 12))
+    rows[2][4] = f"void huge<{args}>(float *)"[:133_000]
+    lines = to_csv(rows).encode().split(b"\n")
+    lines[4] = lines[4].replace(b'","', b'",\x00"', 1)
+    p.write_bytes(b"\n".join(lines))
+
+
+def _ceilings(body: str) -> Callable[[Path], None]:
+    def make(p: Path) -> None:
+        text(p, f'# roofscope --ceilings file\n[ceilings]\ndram = "3.0 TB/s"\n{body}\n')
+
+    return make
+
+
+entry(
+    "ceilings_401_digit_integer.toml",
+    ERROR,
+    "a --ceilings file whose fp32 is an integer of 401 digits (no float holds it)",
+)(_ceilings("fp32 = 1" + "0" * 400))
+entry(
+    "ceilings_fp32_in_tb_per_s.toml",
+    ERROR,
+    'a --ceilings file giving fp32 = "60 TB/s", a bandwidth for a FLOP/s roof',
+)(_ceilings('fp32 = "60 TB/s"'))
+
+
+def _prices(value: str) -> Callable[[Path], None]:
+    def make(p: Path) -> None:
+        text(
+            p,
+            '[[price]]\ngpu = "h100-sxm5-80gb"\noffer = "ours"\n'
+            f'usd_per_gpu_hour = {value}\ndate = "2026-01"\nsource = "invoice"\n'
+            "example = false\n",
+        )
+
+    return make
+
+
+entry(
+    "prices_401_digit_integer.toml",
+    ERROR,
+    "a --prices file whose usd_per_gpu_hour is an integer of 401 digits",
+)(_prices("1" + "0" * 400))
+entry(
+    "prices_usd_in_tb_per_s.toml",
+    ERROR,
+    'a --prices file giving usd_per_gpu_hour = "60 TB/s"',
+)(_prices('"60 TB/s"'))
+
+
+@entry(
+    "blank_lines_bomb.csv.gz",
+    ERROR,
+    "a 24 KB gzip of 24 MiB of newlines and nothing else: refused within seconds",
+)
+def _(p: Path) -> None:
+    p.write_bytes(gzip.compress(b"\n" * (24 << 20), compresslevel=9, mtime=0))
+
+
+@entry(
+    "recording_nan_summary.parquet",
+    LOADS,
+    "a recording folder whose power, energy and utilisation columns are all NaN: roofscope "
+    "record --summary --format json must still print strict JSON (no NaN token)",
+)
+def _(p: Path) -> None:
+    table = pq.read_table(RECORDING)
+    for name in ("util_gpu", "util_mem", "power_w", "energy_j", "temp_c", "sm_active"):
+        i = table.schema.get_field_index(name)
+        table = table.set_column(i, name, pa.array([float("nan")] * table.num_rows, pa.float64()))
+    p.mkdir()
+    (p / "part-000001.parquet").write_bytes(_recording_part(table))
+
+
+@entry("utf32.ncu-raw.csv", ERROR, "a small raw page saved as UTF-32 with its byte-order mark")
+def _(p: Path) -> None:
+    page = raw_page(
+        [("k(float *)", {"gpu__time_duration.sum": "1000", "dram__bytes.sum": "4096"})],
+        {"gpu__time_duration.sum": "ns", "dram__bytes.sum": "byte"},
+    )
+    p.write_bytes(page.encode("utf-32"))
+
+
+@entry(
+    "bom_cuda_gpu_kern_sum.csv",
+    OK,
+    "an nsys kernel summary with a UTF-8 byte-order mark (as Excel saves it): 3 launches of "
+    "1,124,521 ns in all",
+)
+def _(p: Path) -> None:
+    text(
+        p,
+        "\ufeffTime (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),"
+        "StdDev (ns),Name\n"
+        '90.0,1012071,2,506035.5,506035.5,502420,509651,5113.1,"vectorAdd(const float *, int)"\n'
+        '10.0,112450,1,112450.0,112450.0,112450,112450,0.0,"relu(float *)"\n',
+    )
+
+
+@entry(
+    "weird_table_name.sqlite",
+    OK,
+    'an nsys export (3 kernels, 510 µs) with an extra table named we"ird (a quote in its name)',
+)
+def _(p: Path) -> None:
+    p.write_bytes(
+        sqlite_bytes(
+            small_export(),
+            'CREATE TABLE "we""ird" (x INTEGER); INSERT INTO "we""ird" VALUES (1);',
+        )
+    )
+
+
+@entry(
+    "recording_empty_first_part.parquet",
+    EITHER,
+    "a recording folder whose part-000001.parquet is 0 bytes, part-000002.parquet complete",
+)
+def _(p: Path) -> None:
+    p.mkdir()
+    (p / "part-000001.parquet").write_bytes(b"")
+    (p / "part-000002.parquet").write_bytes(RECORDING.read_bytes())
+
+
+@entry("symlink_loop.ncu-raw.csv", ERROR, "a symbolic link to itself")
+def _(p: Path) -> None:
+    os.symlink(p.name, p)
+
+
+EVENTS = [  # name, start, duration as the GUI prints them
+    ("ampere_sgemm_128x64_tn", "1.20345s", "296.991 μs"),
+    (
+        "void at::native::vectorized_elementwise_kernel<(int)4, at::native::FillFunctor<float>, "
+        "at::detail::Array<char *, (int)1>>(int, T2, T3)",
+        "1.20376s",
+        "45.600 μs",
+    ),
+    ("ampere_sgemm_128x64_tn", "1.20381s", "1.204 ms"),
+    ("void cudnn::winograd::generateWinogradTilesKernel<0, float, float>(float *)", "1.2051s",
+     "12.345 μs"),
+]  # fmt: skip
+
+
+@entry(
+    "gui_events_view.csv",
+    LOADS,
+    "an Nsight Systems GUI Events View saved as CSV (Name,Start,Duration,GPU,Context; times "
+    "like 1.20345s and 296.991 μs): 4 kernels of 1,558.936 µs in all",
+)
+def _(p: Path) -> None:
+    rows = [["Name", "Start", "Duration", "GPU", "Context"]]
+    rows += [[name, start, duration, "GPU 0", "Stream 7"] for name, start, duration in EVENTS]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    text(p, "\ufeff" + buf.getvalue())
+
+
 # --- README ----------------------------------------------------------------------------------
 
 README_HEAD = """# Broken and hostile inputs
 
 Generated by `python tools/make_bad_corpus.py` from `sample_reports/` and the tests' builders;
 do not edit by hand. `tests/test_bad_corpus.py` runs `roofscope report FILE --format json` on
-every entry and checks the outcome below: **error** = exit code 2 and one line on stderr that
-names the file and the problem; **load with warnings** = exit code 0, the numbers that survive
-are right, and the report says what was wrong. The test holds its own table of outcomes and of
-the words each error or warning must contain.
+every entry (a few with options: `--ceilings`, `cost --prices`, `record --summary`) and checks
+the outcome below: **error** = exit code 2 and one line on stderr that names the file and the
+problem; **load with warnings** = exit code 0, the numbers that survive are right, and the report
+says what was wrong; **load cleanly** = exit code 0, right numbers and no warning beyond those the
+sample it was cut from has; **load** = exit code 0 and right numbers, warnings allowed;
+**error or warning** = either of the first two, naming the problem. JSON output must be strict
+(no NaN or Infinity tokens). The test holds its own table of outcomes and of the words each
+error or warning must contain. Files named in an entry's description as kept beside it (an
+SQLite `-wal`) belong to that entry.
 
 Regenerate with `python tools/make_bad_corpus.py` (`--check` compares instead of writing; the
 SQLite and Parquet bytes depend on the SQLite and pyarrow versions that wrote them).
@@ -732,9 +1229,14 @@ def build(out: Path) -> None:
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
+    """Every file's bytes; a symbolic link (never followed: one is a loop) as its target."""
+    tree = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_symlink():
+            tree[str(p.relative_to(root))] = b"-> " + os.readlink(p).encode()
+        elif p.is_file():
+            tree[str(p.relative_to(root))] = p.read_bytes()
+    return tree
 
 
 def main(argv: list[str] | None = None) -> int:

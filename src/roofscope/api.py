@@ -128,11 +128,48 @@ class Session:
         self.grouper = Grouper(options.rules or [])
         self.axis = options.axis
         efficiency.build_launch_table(self.con, {r.report_id: r.ceilings for r in self.reports})
+        self._flag_overflowing_totals()
         self.partner: dict[int, int] = {}
         self._apply_groups()
         self.partner = self._pair_reports()
         for ncu, nsys in self.partner.items():
             join.build(self.con, self.reports[ncu].report_id, self.reports[nsys].report_id)
+
+    def _flag_overflowing_totals(self) -> None:
+        """Sums past the largest double (~1.8e308) are ``inf``, which JSON prints as null and
+        tables as ``inf``: name each such total on its report, so it never reads as unmeasured.
+        Launch values are finite and never negative (ingest), so any group's sum that overflows
+        makes its report's total overflow too: checking the totals covers every row."""
+        every_flop = " + ".join(f"coalesce({f}, 0)" for f in summary.FLOPS)
+        quantities = {
+            "time_s": ("GPU time", "time_s"),
+            **{f: (f"{f} FLOPs", f) for f in summary.FLOPS},
+            "all_flops": ("FLOPs of all precisions", f"({every_flop})"),
+            **{b: (f"{b} bytes", b) for b in summary.BYTES},
+        }
+        checks = ", ".join(
+            f"coalesce(NOT isfinite(sum({expr} * invocations)), FALSE) AS {key}"
+            for key, (_, expr) in quantities.items()
+        )
+        found = self.con.execute(
+            f"SELECT report_id, {checks} FROM launch_facts GROUP BY report_id"
+        ).fetchall()
+        by_id = {r.report_id: r for r in self.reports}
+        for rid, *flags in found:
+            report = by_id.get(rid)
+            names = [q[0] for q, bad in zip(quantities.values(), flags, strict=True) if bad]
+            if report is None or not names:
+                continue
+            what = (
+                f"total of {names[0]} overflows"
+                if len(names) == 1
+                else (f"totals of {', '.join(names)} overflow")
+            )
+            report.warnings.append(
+                f"the {what} a double (over 1.8e308): shown as unknown (null in JSON, inf in "
+                "tables), with the shares, rates and ratios built on it; the export holds "
+                "implausibly large values there"
+            )
 
     def _pair_reports(self) -> dict[int, int]:
         """Each ncu report → the first nsys report opened with it (same program, we trust)."""

@@ -206,9 +206,9 @@ def _report(args: argparse.Namespace) -> int:
     finally:
         session.close()
     if args.format == "table":
-        from rich.console import Console
+        from roofscope.output.text import console as plain_console
 
-        render(doc, "table", Console(soft_wrap=False))
+        render(doc, "table", plain_console(soft_wrap=False))
         return 0
     text = render(doc, args.format)
     sys.stdout.write(text or "")
@@ -240,9 +240,8 @@ def _monitor(args: argparse.Namespace) -> int:
 def _once(source: GpuSource, fmt: str) -> int:
     import time
 
-    from rich.console import Console
-
     from roofscope.output.gpu import render_reading
+    from roofscope.output.text import console as plain_console
 
     try:
         reading = source.read()
@@ -255,7 +254,7 @@ def _once(source: GpuSource, fmt: str) -> int:
         raise RoofscopeError(
             "no samples in the followed recordings", hint="check the pattern; quote it"
         )
-    sys.stdout.write(render_reading(reading, fmt, Console(soft_wrap=False)))
+    sys.stdout.write(render_reading(reading, fmt, plain_console(soft_wrap=False)))
     return 0
 
 
@@ -299,11 +298,10 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _record_summary(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from roofscope.analysis.recording import summarise
     from roofscope.api import load
     from roofscope.output.gpu import render_summary
+    from roofscope.output.text import console as plain_console
 
     check_recordings(args.summary)
     session = load(*args.summary)
@@ -311,7 +309,7 @@ def _record_summary(args: argparse.Namespace) -> int:
         summaries = [g.to_dict() for g in summarise(session.con)]
     finally:
         session.close()
-    sys.stdout.write(render_summary(summaries, args.format, Console(soft_wrap=False)))
+    sys.stdout.write(render_summary(summaries, args.format, plain_console(soft_wrap=False)))
     return 0
 
 

@@ -128,10 +128,9 @@ def per_file(args: argparse.Namespace, name: str, count: int) -> list | None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from roofscope.api import JSON_SCHEMA_VERSION
     from roofscope.output.diff import render_diff
+    from roofscope.output.text import console as plain_console
 
     if args.top is not None and args.top < 1:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
@@ -143,7 +142,7 @@ def run_diff(args: argparse.Namespace) -> int:
     finally:
         session.close()
     doc = {"schema_version": JSON_SCHEMA_VERSION, **diff.to_dict()}
-    sys.stdout.write(render_diff(doc, args.format, Console(soft_wrap=False), args.top))
+    sys.stdout.write(render_diff(doc, args.format, plain_console(soft_wrap=False), args.top))
     if args.fail_if_slower is not None and diff.slower_than(args.fail_if_slower):
         print(
             f"roofscope: slower by {diff.total['delta_time_pct']:.1f}% "
@@ -172,25 +171,23 @@ def settings_from(args: argparse.Namespace) -> dict:
 
 
 def run_scaling(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from roofscope.api import JSON_SCHEMA_VERSION
     from roofscope.output.scaling import render_scaling
+    from roofscope.output.text import console as plain_console
 
     session = load_session(args, args.files)
     try:
         doc = {"schema_version": JSON_SCHEMA_VERSION, **session.scaling(settings_from(args))}
     finally:
         session.close()
-    sys.stdout.write(render_scaling(doc, args.format, Console(soft_wrap=False)))
+    sys.stdout.write(render_scaling(doc, args.format, plain_console(soft_wrap=False)))
     return 0
 
 
 def run_cost(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from roofscope.analysis.cost import example_text, load_prices, one_price
     from roofscope.output.decide import render_cost
+    from roofscope.output.text import console as plain_console
 
     if args.example_prices:
         sys.stdout.write(example_text())
@@ -216,18 +213,17 @@ def run_cost(args: argparse.Namespace) -> int:
         out = session.cost(table, args.run_steps, args.epochs, args.samples, settings)
     finally:
         session.close()
-    sys.stdout.write(render_cost(out, args.format, Console(soft_wrap=False)))
+    sys.stdout.write(render_cost(out, args.format, plain_console(soft_wrap=False)))
     return 0
 
 
 def run_mig(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from roofscope.analysis.mig import advise
     from roofscope.api import JSON_SCHEMA_VERSION, load
     from roofscope.hardware.mig import profiles_for
     from roofscope.hardware.specs import find_gpu
     from roofscope.output.decide import render_mig
+    from roofscope.output.text import console as plain_console
 
     if not 1 <= args.tolerance < math.inf:
         raise RoofscopeError("--tolerance is a slowdown factor ≥ 1", hint="e.g. 1.10")
@@ -259,7 +255,7 @@ def run_mig(args: argparse.Namespace) -> int:
         a = advise(spec, args.util / 100, args.memory * 1e9, sm, args.tolerance)
         advice = [{"source": "given on the command line", **a.to_dict()}]
     doc = {"schema_version": JSON_SCHEMA_VERSION, "advice": advice}
-    sys.stdout.write(render_mig(doc, args.format, Console(soft_wrap=False)))
+    sys.stdout.write(render_mig(doc, args.format, plain_console(soft_wrap=False)))
     return 0
 
 

@@ -17,12 +17,28 @@ class RoofscopeError(Exception):
         self.hint = hint
 
     def one_line(self) -> str:
+        """One terminal line: a newline or escape sequence in a file name or message (names
+        are the user's, messages may quote file content) is shown escaped, never acted on."""
         parts = ["roofscope"]
         if self.path:
-            parts.append(str(self.path))
+            parts.append(escape_controls(str(self.path)))
         text = self.message if not self.hint else f"{self.message} ({self.hint})"
-        parts.append(" ".join(text.split()))
+        parts.append(escape_controls(" ".join(text.split())))
         return ": ".join(parts)
 
     def __str__(self) -> str:
         return self.one_line()
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with control and format characters (newline, ESC, bidi overrides, U+2028)
+    written as ``\\n``/``\\xNN``/``\\uNNNN`` escapes, so that it stays on one line."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(ch.encode("unicode_escape").decode("ascii"))
+    return "".join(out)

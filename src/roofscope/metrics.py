@@ -84,10 +84,12 @@ class _Available:
         }.get(unit, ())
         return self.first(*order)
 
-    def count(self, counter: str) -> tuple[str, str] | None:
+    def count(self, counter: str, counted_only: bool = False) -> tuple[str, str] | None:
         """SQL and formula text for a counter's total, from the count or a rate form."""
         if self.has(counter):
             return _col(counter), counter
+        if counted_only:
+            return None
         if self.has(counter + ".per_second"):
             return (f"{_col(counter + '.per_second')} * time_s", f"{counter}.per_second × time")
         clock = self.clock(counter)
@@ -97,6 +99,62 @@ class _Available:
                 f"{counter}.per_cycle_elapsed × {clock} × time",
             )
         return None
+
+    def spelled(
+        self, spellings: tuple[mn.Spelling, ...], counted_only: bool = False
+    ) -> tuple[str, str] | None:
+        """The first spelling the export has, scaled: counted forms of every spelling first.
+
+        A count read from the export is exact; a rate × time rebuilds it with the rounding of
+        two auto-scaled values, so an alias's count wins over the main name's rate (an export of
+        ``dram__bytes.sum.per_second`` and ``dram__sectors_read.sum`` reads the sectors). Within
+        one pass spellings are tried in table order, the exact metric before an alias.
+        """
+        if not counted_only:
+            found = self.spelled(spellings, counted_only=True)
+            if found is not None:
+                return found
+        for spelling in spellings:
+            found = self.count(spelling.metric, counted_only)
+            if found is None:
+                continue
+            if spelling.factor == 1:
+                return found
+            return f"{spelling.factor} * ({found[0]})", f"{spelling.factor} × {found[1]}"
+        return None
+
+    def unread(self, prefixes: tuple[str, ...], known: set[str]) -> list[str]:
+        """Byte or sector counters of these units that no spelling reads (sorted)."""
+        return sorted(
+            m
+            for m in self.metrics
+            if m.startswith(prefixes)
+            and ("bytes" in m or "sectors" in m)
+            and m.split(".", 1)[0] not in known
+            and (m.endswith(".sum") or m.endswith((".sum.per_second", ".sum.per_cycle_elapsed")))
+        )
+
+
+def _known_counters(*groups: tuple[mn.Spelling, ...]) -> set[str]:
+    return {s.metric.split(".", 1)[0] for group in groups for s in group}
+
+
+def _warn_unknown(plan: MetricPlan, have: _Available, level: str, words: str) -> None:
+    """A level whose bytes are unknown gets a warning naming what to collect; when the export
+    has counters of that unit under a spelling roofscope does not read, they are named too."""
+    groups = {
+        "dram": (mn.DRAM_SPELLINGS, mn.DRAM_READ_SPELLINGS, mn.DRAM_WRITE_SPELLINGS),
+        "l2": (mn.L2_SPELLINGS,),
+        "l1": (mn.L1_SPELLINGS,),
+    }[level]
+    unread = have.unread(mn.UNIT_PREFIXES[level], _known_counters(*groups))
+    if not unread:
+        return  # nothing of this unit was measured: an export without it is not an error
+    shown = ", ".join(unread[:3]) + (f" and {len(unread) - 3} more" if len(unread) > 3 else "")
+    plan.warnings.append(
+        f"{words} unknown: the export has {shown}, which roofscope does not read as {words} "
+        f"(collect {mn.COLLECT[level]})"
+    )
 
 
 def plan_report(
@@ -113,7 +171,7 @@ def plan_report(
     _plan_tensor(plan, have, cc)
     _plan_bytes(plan, have)
     _plan_utilisation(plan, have)
-    inst = have.count(mn.TENSOR_INST)
+    inst = have.spelled(mn.TENSOR_INST_SPELLINGS)
     plan.set("tensor_inst", inst[0] if inst else None, inst[1] if inst else "not measured")
     return plan
 
@@ -132,17 +190,21 @@ def _plan_time(plan: MetricPlan, have: _Available) -> None:
         )
     elif have.has(mn.TIME):
         plan.set("time_s", _col(mn.TIME), "gpu__time_duration.sum")
-    elif have.has(mn.SM_CYCLES) and have.has(mn.SM_CLOCK):
-        plan.set(
-            "time_s",
-            f"{_col(mn.SM_CYCLES)} / nullif({_col(mn.SM_CLOCK)}, 0)",
-            "sm__cycles_elapsed.avg / sm__cycles_elapsed.avg.per_second",
-        )
+    elif pair := next(((c, k) for c, k, _ in mn.TIME_PAIRS if have.has(c) and have.has(k)), None):
+        # X / X.per_second is the duration by ncu's definition of .per_second (metric_names)
+        cycles, clock = pair
+        plan.set("time_s", f"{_col(cycles)} / nullif({_col(clock)}, 0)", f"{cycles} / {clock}")
     else:
-        plan.set("time_s", None, "not measured (collect gpu__time_duration.sum)")
+        plan.set("time_s", None, f"not measured (collect {mn.TIME})")
+        halves = [
+            f"{c} without {k}" if have.has(c) else f"{k} without {c}"
+            for c, k, _ in mn.TIME_PAIRS
+            if have.has(c) != have.has(k)
+        ]
+        has = f"; the export has {halves[0]}" if halves else ""
         plan.warnings.append(
-            "no kernel duration in this export: times, rates and shares are unknown "
-            "(collect gpu__time_duration.sum)"
+            f"no kernel duration in this export: times, rates and shares are unknown "
+            f"(collect {mn.TIME}{has})"
         )
 
 
@@ -160,7 +222,7 @@ def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: 
     words = []
     for op, (w_ncu, w_nersc) in _WEIGHTS[precision].items():
         weight = w_ncu if (precision != "fp16" or convention == "ncu") else w_nersc
-        found = have.count(mn.sass_op(op, "smsp")) or have.count(mn.sass_op(op, "sm"))
+        found = have.spelled(mn.sass_op_spellings(op))
         if found is None:
             continue
         sql, text = found
@@ -191,23 +253,23 @@ def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
         words = " + ".join(text for _, text in found)  # type: ignore[misc]
         plan.set("tensor", _sum_known(terms), "Σ aggregate tensor-path ops: " + words)
         return
-    if have.has(mn.TENSOR_INST):
+    inst = have.spelled(mn.TENSOR_INST_SPELLINGS)
+    if inst is not None:
         if cc == "7.0":
             plan.set(
                 "tensor",
-                f"512 * {_col(mn.TENSOR_INST)}",
-                "512 × sm__inst_executed_pipe_tensor.sum (V100 HMMA.884, FP32 accumulate)",
+                f"512 * ({inst[0]})",
+                f"512 × {inst[1]} (V100 HMMA.884, FP32 accumulate)",
             )
             return
         where = f"CC {cc}" if cc else "a GPU of unknown compute capability"
         plan.set(
             "tensor",
             None,
-            f"unknown: sm__inst_executed_pipe_tensor counts instructions, and FLOPs per "
-            f"instruction vary on {where}",
+            f"unknown: {inst[1]} counts instructions, and FLOPs per instruction vary on {where}",
         )
         plan.warnings.append(
-            f"tensor FLOPs unknown: the export has only sm__inst_executed_pipe_tensor, whose "
+            f"tensor FLOPs unknown: the export has only {inst[1]}, whose "
             f"FLOPs per instruction are not fixed on {where} (×512 holds only on V100); "
             f"{TENSOR_HINT}"
         )
@@ -216,17 +278,28 @@ def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
 
 
 def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
-    dram = have.count(mn.DRAM_BYTES)
-    if dram is None:
-        read, write = have.count(mn.DRAM_READ), have.count(mn.DRAM_WRITE)
+    # precedence (docs/metrics.md, Metric spellings): dram__bytes.sum, else read + write with
+    # each direction's first spelling (dram__bytes_read, _op_read, 32 × sectors)
+    # counted totals before any rebuilt from a rate (MetricPlan.spelled): a counted read +
+    # write beats dram__bytes.sum.per_second × time
+    dram = read = write = None
+    for counted_only in (True, False):
+        dram = have.spelled(mn.DRAM_SPELLINGS, counted_only)
+        if dram is not None:
+            break
+        read = have.spelled(mn.DRAM_READ_SPELLINGS, counted_only)
+        write = have.spelled(mn.DRAM_WRITE_SPELLINGS, counted_only)
         if read and write:
             dram = (f"{read[0]} + {write[0]}", f"{read[1]} + {write[1]}")
-        elif read or write:
-            only = read or write
-            dram = (only[0], f"{only[1]} only (a lower bound: the other direction not exported)")
-            plan.warnings.append(f"DRAM bytes from {only[1]} alone: a lower bound")
+            break
+    if dram is None and (read or write):
+        only = read or write
+        dram = (only[0], f"{only[1]} only (a lower bound: the other direction not exported)")
+        plan.warnings.append(f"DRAM bytes from {only[1]} alone: a lower bound")
+    if dram is None:
+        _warn_unknown(plan, have, "dram", "DRAM bytes")
     plan.set("dram", dram[0] if dram else None, dram[1] if dram else "not measured")
-    traffic = {"l1": have.count(mn.L1_BYTES), "l2": have.count(mn.L2_BYTES)}
+    traffic = {"l1": have.spelled(mn.L1_SPELLINGS), "l2": have.spelled(mn.L2_SPELLINGS)}
     for level in ("l1", "l2"):
         found = traffic[level]
         plan.set(
@@ -250,6 +323,9 @@ def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
         f"32 * ({l2_x[0]})" if l2_x else None,
         f"32 × {l2_x[1]} (Nsight Compute chart convention)" if l2_x else "not measured",
     )
+    for level, words in (("l1", "L1 bytes"), ("l2", "L2 bytes")):
+        if traffic[level] is None and plan.exprs[f"{level}_chart"] == "NULL::DOUBLE":
+            _warn_unknown(plan, have, level, words)
     for level in ("l1", "l2"):
         use = "traffic" if traffic[level] else "chart"
         plan.set(

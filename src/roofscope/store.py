@@ -25,8 +25,9 @@ Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
 * ``warnings(report_id, message)`` — what was skipped or assumed while loading.
 * ``query_memo(query, result)`` — aggregates over every launch (median peaks, tensor-op sums)
   computed while building, so a re-open does not scan a million launches again.
-* ``gpu_samples(report_id, ts, host, gpu, …)`` — GPU recordings of ``roofscope record``, one row
-  per GPU per sample (columns of :mod:`roofscope.monitor.recording`; ``ts`` in epoch seconds).
+* ``gpu_samples(report_id, ts, host, gpu, …, seq)`` — GPU recordings of ``roofscope record``, one
+  row per GPU per sample (columns of :mod:`roofscope.monitor.recording`; ``ts`` in epoch seconds;
+  ``seq`` the row's place in the recording as written, the order intervals are taken in).
 """
 
 from __future__ import annotations
@@ -53,10 +54,11 @@ from roofscope.ingest import ingest_file
 from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.nsys_tables import SCHEMA as TIMELINE_SCHEMA
 from roofscope.ingest.recording import SCHEMA as RECORDING_SCHEMA
-from roofscope.monitor.recording import is_recording, parts
+from roofscope.ingest.sniff import check_input
+from roofscope.monitor.recording import broken_parts, is_recording, parts
 from roofscope.sqlutil import insert_rows
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUILD_MEMORY_LIMIT = "2GB"
 BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
 
@@ -98,20 +100,31 @@ def cache_dir() -> Path:
 
 
 def input_identity(paths: list[Path]) -> list[dict[str, object]]:
-    """What makes a cache valid: resolved path, size and modification time of each input."""
+    """What makes a cache valid: resolved path, size and modification time of each input, and
+    of the non-empty ``-wal``/``-journal`` beside an SQLite file (commits SQLite reads from the
+    WAL change the data while the main file stays as it was)."""
     out = []
     for p in paths:
         files = [p]
         if p.is_dir():  # an nsys parquetdir, or a recording (only its complete parts)
             files = parts(p) if is_recording(p) else sorted(p.iterdir())
         stats = [f.stat() for f in files]
-        out.append(
-            {
-                "path": str(p.resolve()),
-                "size": sum(st.st_size for st in stats),
-                "mtime_ns": max((st.st_mtime_ns for st in stats), default=0),
-            }
-        )
+        entry: dict[str, object] = {
+            "path": str(p.resolve()),
+            "size": sum(st.st_size for st in stats),
+            "mtime_ns": max((st.st_mtime_ns for st in stats), default=0),
+        }
+        sidecars = []
+        for suffix in ("-wal", "-journal") if not p.is_dir() else ():
+            try:
+                st = p.with_name(p.name + suffix).stat()
+            except OSError:
+                continue
+            if st.st_size > 0:  # SQLite leaves an empty one behind when nothing is pending
+                sidecars.append([suffix, st.st_size, st.st_mtime_ns])
+        if sidecars:  # only then: caches of files without them keep their keys
+            entry["sidecars"] = sidecars
+        out.append(entry)
     return out
 
 
@@ -192,9 +205,17 @@ def damaged_error() -> RoofscopeError:
 
 def _check_inputs(paths: list[Path]) -> None:
     for p in paths:
-        if not p.exists():
-            raise RoofscopeError("no such file", path=str(p), hint="check the path")
+        check_input(p)  # missing, a symlink loop, a FIFO or device: one line, nothing read
         if p.is_dir() and not is_parquet_dir(p) and not is_recording(p):
+            if broken := broken_parts(p):
+                raise RoofscopeError(
+                    "is a recording folder with no readable part ("
+                    + "; ".join(broken[:3])
+                    + (f"; {len(broken) - 3} more" if len(broken) > 3 else "")
+                    + ")",
+                    path=str(p),
+                    hint="the parts were cut while copied or written; copy or record it again",
+                )
             raise RoofscopeError(
                 "is a directory, not an export",
                 path=str(p),
@@ -300,41 +321,85 @@ def open_store(
         return OpenedStore(_build_in_memory(resolved, identity, on_build), None, False)
     directory = cache_dir()
     target = directory / f"{cache_key(identity)}.duckdb"
+    if target.exists() and not target.is_file():
+        # Something else (a folder, a socket) holds the cache file's name: never build there.
+        con = _build_in_memory(resolved, identity, on_build)
+        return OpenedStore(con, None, False, _blocked_note(target))
     if target.exists() and _valid(target, identity):
-        return OpenedStore(_attach(target), target, True)
+        try:
+            return OpenedStore(_attach(target), target, True)
+        except duckdb.Error:
+            pass  # removed or replaced between the check and the attach: build it again
     _remove_abandoned_builds(directory)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=directory)
-        os.close(fd)
+        _make_private_dirs(directory)
+        build_dir = Path(tempfile.mkdtemp(prefix=target.name + ".", suffix=".tmp", dir=directory))
+        os.chmod(build_dir, 0o700)
     except OSError as exc:
         # No writable cache directory (read-only home, full disk): work in memory.
         con = _build_in_memory(resolved, identity, on_build)
         return OpenedStore(con, None, False, _no_cache_note(directory, exc))
-    tmp = Path(tmp_name)
-    tmp.unlink()
+    # DuckDB creates its file, WAL and spill folder with the umask's modes; inside a private
+    # folder nobody else can read them while they are written, and the file is made 0600
+    # before it is moved into the cache directory.
+    tmp = build_dir / target.name
     try:
         _build_file(tmp, resolved, identity, on_build)
+        os.chmod(tmp, 0o600)
     except (RoofscopeError, duckdb.Error, OSError) as exc:
-        _remove_build(tmp)
-        if not _cache_write_failed(exc, tmp):
+        _remove_build(build_dir)
+        if build_dir.parent.is_dir() and not _cache_write_failed(exc, tmp):
             raise
-        # The disk filled (or a quota ran out) while writing the cache: the report itself is
-        # fine, so load it in memory and say how to get a cache back.
+        # The disk filled (or a quota ran out, or someone removed the cache directory) while
+        # writing the cache: the report itself is fine, so load it in memory and say so.
         con = _build_in_memory(resolved, identity, on_build)
         return OpenedStore(con, None, False, _no_cache_note(directory, exc))
     except BaseException:
-        _remove_build(tmp)
+        _remove_build(build_dir)
         raise
     if changed := changed_inputs(resolved, identity):
-        _remove_build(tmp)
+        _remove_build(build_dir)
         raise RoofscopeError(
             "changed while it was being read (still being written?)",
             path=", ".join(changed),
             hint="open it again when the program writing it has finished",
         )
-    os.replace(tmp, target)
-    return OpenedStore(_attach(target), target, False)
+    try:
+        os.replace(tmp, target)
+        return OpenedStore(_attach(target), target, False)
+    except (OSError, duckdb.Error) as exc:
+        # The cache directory was removed (or a folder took the file's name) after the build:
+        # the cache is lost, the report is not.
+        note = _blocked_note(target) if target.is_dir() else _no_cache_note(directory, exc)
+        con = _build_in_memory(resolved, identity, on_build)
+        return OpenedStore(con, None, False, note)
+    finally:
+        _remove_build(build_dir)
+
+
+def _make_private_dirs(directory: Path) -> None:
+    """Create ``directory`` and any missing parent as 0700, whatever the umask (folders that
+    exist are left as they are: a team may share a cache directory on purpose)."""
+    missing = []
+    here = directory
+    while not here.exists() and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir(mode=0o700)
+        except FileExistsError:
+            continue  # another process made it first
+        os.chmod(folder, 0o700)
+    if not directory.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(directory))
+
+
+def _blocked_note(target: Path) -> str:
+    return (
+        f"no cache written: {target} is a directory, not a cache file: the report was loaded "
+        "in memory and will be read again next time; remove that directory"
+    )
 
 
 def _build_file(
@@ -351,10 +416,9 @@ def _build_file(
         con.close()
 
 
-def _remove_build(tmp: Path) -> None:
-    for leftover in (tmp, Path(str(tmp) + ".wal")):
-        leftover.unlink(missing_ok=True)
-    shutil.rmtree(str(tmp) + ".tmp", ignore_errors=True)  # DuckDB's spill folder
+def _remove_build(build_dir: Path) -> None:
+    """A build's private folder with everything in it (database, WAL, DuckDB's spill folder)."""
+    shutil.rmtree(build_dir, ignore_errors=True)
 
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES)
@@ -374,6 +438,11 @@ def _cache_write_failed(exc: BaseException, tmp: Path) -> bool:
 
 
 def _no_cache_note(directory: Path, exc: BaseException) -> str:
+    if not directory.exists():
+        return (
+            f"no cache written: the cache directory {directory} was removed while the cache "
+            "was being built; the report was loaded in memory (the next open makes a new cache)"
+        )
     text = " ".join(str(e) for e in (exc, exc.__cause__) if e is not None)
     known = [t for t in (*_DISK_FULL_TEXT, "Permission denied", "Not a directory") if t in text]
     reason = known[0] if known else getattr(exc, "strerror", None) or text.strip()[:120]
@@ -388,9 +457,20 @@ def _remove_abandoned_builds(directory: Path, older_than_s: float = 3600.0) -> N
     """Temporary files of builds that were killed (Ctrl+C, a lost SSH link) an hour ago or
     more; a build in progress elsewhere is younger than that."""
     now = time.time()
-    for leftover in directory.glob("*.tmp*"):
+    try:
+        leftovers = list(directory.glob("*.tmp*"))
+    except OSError:
+        return
+    for leftover in leftovers:
         try:
-            if now - leftover.stat().st_mtime > older_than_s:
+            if leftover.is_dir():
+                # a build folder: its database is written to while the build runs
+                newest = max(
+                    [leftover.stat().st_mtime] + [f.stat().st_mtime for f in leftover.iterdir()]
+                )
+                if now - newest > older_than_s:
+                    shutil.rmtree(leftover)
+            elif now - leftover.stat().st_mtime > older_than_s:
                 leftover.unlink()
         except OSError:
             continue
@@ -404,13 +484,20 @@ def _build_in_memory(
     return con
 
 
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed since it was listed
+        return 0.0
+
+
 def recent_inputs(limit: int = 10) -> list[str]:
     """Files opened before, newest first, read from the caches' ``meta`` (start screen)."""
     directory = cache_dir()
     if not directory.is_dir():
         return []
     seen: list[str] = []
-    caches = sorted(directory.glob("*.duckdb"), key=lambda p: p.stat().st_mtime, reverse=True)
+    caches = sorted(directory.glob("*.duckdb"), key=_mtime, reverse=True)
     for path in caches:
         try:
             con = _connect(str(path), read_only=True)

@@ -10,6 +10,13 @@ from typing import Any
 from roofscope.errors import RoofscopeError
 
 
+def quoted(value: object, width: int = 40) -> str:
+    """A value from the file as the error repeats it: at most ``width`` characters (a
+    400-digit number is not printed whole)."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def read_toml(path: str | Path, what: str, hint: str) -> dict[str, Any]:
     """The parsed file; a missing, unreadable or invalid file raises :class:`RoofscopeError`
     naming ``what`` it should have been and ``hint`` on where its format is described."""

@@ -17,7 +17,7 @@ from typing import Any
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import user_config_path
 from roofscope.hardware.specs import find_gpu, match_device_name
-from roofscope.tomlfile import read_toml
+from roofscope.tomlfile import quoted, read_toml
 
 HINT = "see roofscope cost --example-prices for the format"
 
@@ -79,14 +79,7 @@ def _price(entry: Any, i: int, path: str | None) -> Price:
     where = f"[[price]] entry {i + 1}"
     if not isinstance(entry, dict) or "gpu" not in entry or "usd_per_gpu_hour" not in entry:
         raise RoofscopeError(f"{where} needs 'gpu' and 'usd_per_gpu_hour'", path=path, hint=HINT)
-    value = entry["usd_per_gpu_hour"]
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise RoofscopeError(f"{where}: usd_per_gpu_hour must be a positive number", path=path)
+    value = _usd_per_hour(entry["usd_per_gpu_hour"], where, path)
     try:
         spec = find_gpu(str(entry["gpu"]))
     except RoofscopeError as exc:
@@ -96,11 +89,44 @@ def _price(entry: Any, i: int, path: str | None) -> Price:
     return Price(
         spec.key,
         str(entry.get("offer", spec.key)),
-        float(value),
+        value,
         str(entry.get("date", "undated")),
         str(entry.get("source", "")),
         bool(entry.get("example", False)),
     )
+
+
+MAX_USD_PER_GPU_HOUR = 1000.0  # above: a typo or a price per node-month, not per GPU-hour
+
+
+def _usd_per_hour(value: object, where: str, path: str | None) -> float:
+    """A price in $ per GPU-hour: a plain positive number (a string with a unit, a
+    non-finite, huge or non-positive number is refused naming the entry)."""
+    hint = "write usd_per_gpu_hour = 2.49 (a number of US dollars per GPU-hour)"
+
+    def refuse(problem: str) -> RoofscopeError:
+        return RoofscopeError(
+            f"{where}: usd_per_gpu_hour = {quoted(value)} {problem}", path=path, hint=hint
+        )
+
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        unit = (
+            " (a FLOP/s or B/s quantity, not $/h)"
+            if isinstance(value, str) and "/s" in value
+            else ""
+        )
+        raise refuse(f"is not a number{unit}")
+    try:
+        number = float(value)
+    except OverflowError:
+        raise refuse("is out of range") from None
+    if not math.isfinite(number):
+        raise refuse("is not a finite number")
+    if number <= 0:
+        raise refuse("is not positive")
+    if number > MAX_USD_PER_GPU_HOUR:
+        raise refuse(f"is over ${MAX_USD_PER_GPU_HOUR:,.0f} per GPU-hour")
+    return number
 
 
 @dataclass

@@ -166,7 +166,9 @@ def _nsys_rows(
         MetricRow("nsys", "NVTX innermost", inner, "", "range open on the launching thread"),
         MetricRow("nsys", "NVTX outermost", outer, "", "range open on the launching thread"),
     ]
-    if source_row is not None and layout != "nsys-stats":
+    # only an nsys export is a table of rows to go back to (stats and Events View CSVs are not;
+    # a .nsys-rep's SQLite was temporary)
+    if source_row is not None and layout in ("nsys-sqlite", "nsys-parquetdir"):
         if problem := _export_problem(con, path):
             return [*out, MetricRow("raw", "(export row)", None, "", problem)]
         try:

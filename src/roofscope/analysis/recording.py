@@ -5,6 +5,12 @@ spent under 30% utilisation.
 Each sample's utilisation and power stand for the interval since the previous sample (NVML's
 utilisation looks back over its own sample period). Intervals longer than three times the
 median step — the recorder was stopped, the node hung — are left out of energy and time.
+Intervals are taken in the order the recorder wrote the samples (``seq``), not in timestamp
+order: the timestamps are the wall clock, which an NTP step or a wrong hardware clock moves back
+or years ahead. An interval that goes back, or ahead by more than a day
+(:data:`~roofscope.ingest.recording.CLOCK_JUMP_S`), is such a step: it counts for nothing, not
+even in ``duration_s`` (the sum of the other intervals, pauses of the recorder included), and
+loading the recording warns about it.
 Energy comes from the driver's energy counter where every interval has it (recordings of other
 tools, tests), else from power × time: roofscope's NVML source reads the counter only every 10 s
 because the call costs ~4 ms of CPU. On the H100 recordings of bench/monitor_device.py the two
@@ -18,6 +24,7 @@ from typing import Any
 
 import duckdb
 
+from roofscope.ingest.recording import CLOCK_JUMP_S
 from roofscope.monitor.recording import from_table
 from roofscope.monitor.sample import Reading
 
@@ -30,11 +37,11 @@ WITH s AS (
         ts - lag(ts) OVER w AS dt,
         energy_j - lag(energy_j) OVER w AS de
     FROM gpu_samples {where}
-    WINDOW w AS (PARTITION BY report_id, host, gpu ORDER BY ts)
+    WINDOW w AS (PARTITION BY report_id, host, gpu ORDER BY seq)
 ), steps AS (
-    SELECT report_id, host, gpu, median(dt) AS step FROM s GROUP BY ALL
+    SELECT report_id, host, gpu, median(dt) FILTER (WHERE dt > 0) AS step FROM s GROUP BY ALL
 ), k AS (
-    SELECT s.*, step, dt IS NOT NULL AND dt <= 3 * step AS counted
+    SELECT s.*, step, coalesce(dt > 0 AND dt <= 3 * step, FALSE) AS counted
     FROM s JOIN steps USING (report_id, host, gpu)
 )
 SELECT report_id, host, gpu, any_value(name) AS name, count(*) AS samples,
@@ -44,6 +51,7 @@ SELECT report_id, host, gpu, any_value(name) AS name, count(*) AS samples,
     avg(temp_c) AS temp_c, max(temp_c) AS temp_max_c,
     avg(power_w) AS power_w, max(power_w) AS power_max_w,
     sum(dt) FILTER (WHERE counted) AS covered_s,
+    coalesce(sum(dt) FILTER (WHERE dt > 0 AND dt <= {jump}), 0.0) AS span_s,
     sum(greatest(de, 0)) FILTER (WHERE counted) AS energy_counter_j,
     count(de) FILTER (WHERE counted) = count(*) FILTER (WHERE counted) AS counter_complete,
     sum(power_w * dt) FILTER (WHERE counted) AS energy_power_j,
@@ -85,7 +93,7 @@ class GpuSummary:
 
 def summarise(con: duckdb.DuckDBPyConnection, report_id: int | None = None) -> list[GpuSummary]:
     where = "" if report_id is None else f"WHERE report_id = {int(report_id)}"
-    cursor = con.execute(_SQL.format(where=where, low=LOW_UTIL))
+    cursor = con.execute(_SQL.format(where=where, low=LOW_UTIL, jump=CLOCK_JUMP_S))
     names = [d[0] for d in cursor.description]
     out = []
     for values in cursor.fetchall():
@@ -99,7 +107,7 @@ def summarise(con: duckdb.DuckDBPyConnection, report_id: int | None = None) -> l
             energy, source = None, None
         low = (r["low_util_s"] or 0.0) if covered else None
         derived = {
-            "duration_s": r["end"] - r["start"],
+            "duration_s": r["span_s"],
             "interval_s": r["step"],
             "energy_j": energy,
             "energy_source": source,
@@ -135,7 +143,8 @@ class StoredRecordingSource:
         ids = ", ".join(str(int(r)) for r in self.report_ids)
         with self.lock:
             table = self.con.sql(
-                f"SELECT * EXCLUDE (report_id, ts), make_timestamp(CAST(ts * 1e6 AS BIGINT)) AS ts"
+                "SELECT * EXCLUDE (report_id, ts, seq), "
+                "make_timestamp(CAST(ts * 1e6 AS BIGINT)) AS ts"
                 f" FROM gpu_samples WHERE report_id IN ({ids}) ORDER BY ts, host, gpu"
             ).to_arrow_table()
         return from_table(table)

@@ -21,7 +21,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.hardware.measured import MEMORY_ROOFS, load_measured
 from roofscope.hardware.specs import GpuSpec
 from roofscope.sqlutil import memo_one, quote_ident
-from roofscope.tomlfile import read_toml
+from roofscope.tomlfile import quoted, read_toml
 
 COMPUTE = "compute"
 MEMORY = "memory"
@@ -125,12 +125,17 @@ def _measured_formulas(
         "l2": [(mn.L2_LTS2XBAR, 32)],
         "l1": [(mn.L1_WRITEBACK_LGDS, 128), (mn.L1_WRITEBACK_LG, 128)],
     }
-    traffic = {"l2": [(mn.L2_BYTES, 1)], "l1": [(mn.L1_BYTES, 1)]}
+    # the spellings the points' bytes are read with (metric_names), so a sector-counted
+    # export gets the matching sector roof
+    traffic = {
+        "l2": [(s.metric, s.factor) for s in mn.L2_SPELLINGS],
+        "l1": [(s.metric, s.factor) for s in mn.L1_SPELLINGS],
+    }
     clocks = {"dram": mn.DRAM_CLOCK, "l2": mn.LTS_CLOCK, "l1": mn.L1_CLOCK}
     for level in ("dram", "l2", "l1"):
         # the roof must measure the same bytes as the points: traffic roofs for traffic bytes
         if level == "dram":
-            options = [(mn.DRAM_BYTES, 1, "")]
+            options = [(s.metric, s.factor, "") for s in mn.DRAM_SPELLINGS]
         elif level in traffic_levels:
             options = [(m, f, "") for m, f in traffic[level]] + [
                 (m, f, " (chart-convention roof; the bytes are traffic)") for m, f in chart[level]
@@ -250,23 +255,50 @@ _QUANTITY = re.compile(
     r"^\s*([0-9.eE+-]+)\s*([kKMGTP]?)\s*(FLOP/s|FLOPS|flop/s|flops|B/s|byte/s|bytes/s|OP/s)?\s*$"
 )
 _SI = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
+# A roof outside these is a typo (a missing prefix, an extra exponent digit), not a GPU.
+PLAUSIBLE = {"FLOP/s": (1e6, 1e18), "B/s": (1e6, 1e16)}
 
 
-def parse_quantity(value: object, where: str) -> float:
-    """``60e12``, ``"60 TFLOP/s"`` or ``"3.35 TB/s"`` -> a positive base-SI number."""
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        number: float | None = float(value)
-    else:
-        m = _QUANTITY.match(str(value))
+def _unit_of(written: str) -> str:
+    return "B/s" if written.lower().startswith("b") else "FLOP/s"
+
+
+def parse_quantity(
+    value: object, where: str, unit: str = "FLOP/s", path: str | None = None
+) -> float:
+    """``60e12``, ``"60 TFLOP/s"`` or ``"3.35 TB/s"`` -> a positive base-SI number in ``unit``
+    (FLOP/s for a compute roof, B/s for a memory one): a unit of the other quantity, a
+    non-finite, non-positive or implausible number raises a one-line error."""
+    example = '"60 TFLOP/s"' if unit == "FLOP/s" else '"3.35 TB/s"'
+    hint = f"write a positive number in {unit}, e.g. {where} = {example}"
+
+    def refuse(problem: str) -> RoofscopeError:
+        return RoofscopeError(f"ceiling {where} = {quoted(value)}: {problem}", path=path, hint=hint)
+
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise refuse("not a number")
+    if isinstance(value, int | float):
         try:
-            number = float(m.group(1)) * _SI[m.group(2)] if m else None
+            number = float(value)
+        except OverflowError:
+            raise refuse("out of range") from None
+    else:
+        m = _QUANTITY.match(value)
+        if m is None:
+            raise refuse("not a number with a unit")
+        if m.group(3) and _unit_of(m.group(3)) != unit:
+            raise refuse(f"{_unit_of(m.group(3))} given where the roof is in {unit}")
+        try:
+            number = float(m.group(1)) * _SI[m.group(2)]
         except ValueError:
-            number = None
-    if number is None or not math.isfinite(number) or number <= 0:
-        raise RoofscopeError(
-            f"cannot read ceiling {where} = {value!r}",
-            hint='write a positive number in FLOP/s or B/s, or e.g. "60 TFLOP/s"',
-        )
+            raise refuse("not a number") from None
+    if not math.isfinite(number):
+        raise refuse("not a finite number")
+    if number <= 0:
+        raise refuse("not positive")
+    lo, hi = PLAUSIBLE[unit]
+    if not lo <= number <= hi:
+        raise refuse(f"outside {lo:.0e}–{hi:.0e} {unit}, no GPU has that roof")
     return number
 
 
@@ -288,7 +320,7 @@ def load_ceilings_file(path: str | Path) -> dict[str, float]:
                 path=str(p),
                 hint=f"use one of {', '.join(sorted(known))}",
             )
-        out[name] = parse_quantity(value, name)
+        out[name] = parse_quantity(value, name, _unit(name), str(p))
     return out
 
 

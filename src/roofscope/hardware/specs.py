@@ -1,4 +1,4 @@
-"""The GPU spec table (package data made from shared/reference/gpu_specs.yaml) and name matching.
+"""The GPU spec table (package data built by tools/make_gpu_specs.py) and name matching.
 
 Device names come from ncu (``device__attribute_display_name``), NVML or the user. They carry
 a ``NVIDIA `` prefix on newer drivers only (``Tesla V100-PCIE-32GB``) and a `` MIG 3g.40gb``
@@ -15,7 +15,8 @@ from importlib import resources
 
 from roofscope.errors import RoofscopeError
 
-_MIG = re.compile(r"\s+MIG\s+(\d+)g\.(\d+)gb.*$", re.IGNORECASE)
+# `` MIG 3g.40gb`` (a GPU instance) or `` MIG 1c.3g.40gb`` (a compute instance of 1 of its slices)
+_MIG = re.compile(r"\s+MIG\s+(?:(\d+)c\.)?(\d+)g\.(\d+)gb.*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -64,14 +65,34 @@ def load_specs() -> tuple[GpuSpec, ...]:
                 peaks=peaks,
                 dram_bw=g["dram_bw_gbs"] * 1e9 if g.get("dram_bw_gbs") else None,
                 mem_gb=float(mem[-1] if isinstance(mem, list) else mem) if mem else None,
-                source=str(g.get("source", "")).split(" ; ")[0],
+                source=_source_label(g),
             )
         )
     return tuple(out)
 
 
-def _with_mig(spec: GpuSpec, slices: int, mem_gb: int, suffix: str) -> GpuSpec:
-    sm_fraction = min(1.0, slices / 7.0)
+def _source_label(entry: dict) -> str:
+    """The entry's first document, plus its caveat (a name several cards share, a laptop clock)."""
+    label = str(entry.get("source", "")).split(" ; ")[0]
+    caveat = entry.get("caveat")
+    return f"{label} (caveat: {caveat})" if caveat else label
+
+
+def _with_mig(
+    spec: GpuSpec, slices: int, mem_gb: int, suffix: str, compute_slices: int | None = None
+) -> GpuSpec:
+    """The share of a MIG slice: its profile's SMs where known, else its share of the GPU's
+    compute slices (7, or 4 on an A30), as analysis/mig.py counts them."""
+    from roofscope.hardware.mig import profiles_for, total_slices  # mig imports this module
+
+    profiles = profiles_for(spec)
+    total = total_slices(profiles) if profiles else 7
+    used = compute_slices if compute_slices else slices
+    profile = next((p for p in profiles if p.slices == slices and p.mem_gb == mem_gb), None)
+    if profile and profile.sms and spec.sms and not compute_slices:
+        sm_fraction = min(1.0, profile.sms / spec.sms)
+    else:
+        sm_fraction = min(1.0, used / total)
     mem_fraction = min(1.0, mem_gb / spec.mem_gb) if spec.mem_gb else sm_fraction
     return GpuSpec(
         **{
@@ -95,9 +116,10 @@ def match_device_name(name: str | None) -> GpuSpec | None:
             if mig:
                 return _with_mig(
                     spec,
-                    int(mig.group(1)),
                     int(mig.group(2)),
+                    int(mig.group(3)),
                     mig.group(0).strip().split(None, 1)[1],
+                    int(mig.group(1)) if mig.group(1) else None,
                 )
             return spec
     return None

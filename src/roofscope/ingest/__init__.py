@@ -14,12 +14,14 @@ import duckdb
 
 from roofscope.ingest.ncu_csv import ingest_ncu_csv
 from roofscope.ingest.ncu_rep import converted_csv, is_ncu_rep
+from roofscope.ingest.nsys_events import ingest_nsys_events, is_nsys_events
 from roofscope.ingest.nsys_export import ingest_nsys_parquet, ingest_nsys_sqlite, is_sqlite
 from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.nsys_rep import converted_sqlite, is_nsys_rep
 from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
 from roofscope.ingest.recording import ingest_recording, refuse_parquet
 from roofscope.ingest.report_info import ReportInfo
+from roofscope.ingest.sniff import check_input
 from roofscope.monitor.recording import is_recording
 
 # What a file name promises, for the formats whose content is unmistakable.
@@ -54,6 +56,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> R
 
 
 def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+    check_input(path)  # before anything opens it: a FIFO would block the first open
     if is_recording(path):  # before parquetdir: a recording is a folder of Parquet too
         return ingest_recording(con, path, report_id)
     if path.is_dir() and is_parquet_dir(path):
@@ -70,10 +73,12 @@ def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> Repor
             info = ingest_ncu_csv(con, csv_path, report_id)
         info.path = str(path)
         return info
+    if is_nsys_events(path):  # the Nsight Systems GUI's Events View saved as CSV
+        return ingest_nsys_events(con, path, report_id)
     if is_nsys_stats(path):
         return ingest_nsys_stats(con, path, report_id)
     refuse_parquet(path)
     return ingest_ncu_csv(con, path, report_id)
 
 
-__all__ = ["ReportInfo", "ingest_file"]
+__all__ = ["ReportInfo", "check_input", "ingest_file"]

@@ -4,7 +4,10 @@ DuckDB parses the file in one scan (all columns as text, so ``n/a`` or a stray n
 aborts a load); Python only finds the header and the units. Rows whose ``ID`` is not an integer
 are noise (``==PROF==`` lines, application output) and are counted, not loaded. When DuckDB
 cannot parse the file as it is (a truncated last row, a noise line with an unbalanced quote), a
-slower Python pass writes a cleaned copy first and says what it skipped.
+slower Python pass writes a cleaned copy first and says what it skipped. The copy is an
+unnamed temporary file (nothing is left in ``$TMPDIR``, even after ``kill -9``), and DuckDB
+reads every file through an open descriptor, never by the user's file name (see
+``sniff.duckdb_name``).
 """
 
 from __future__ import annotations
@@ -19,15 +22,26 @@ import zlib
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import duckdb
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.numbers import null_non_finite, number_sql
 from roofscope.ingest.report_info import ReportInfo
-from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY, Sniffed, open_text, sniff, split_line
-from roofscope.ingest.units import UnknownUnitError, parse_unit
+from roofscope.ingest.sniff import (
+    DETAILS,
+    FIELD_LIMIT,
+    RAW,
+    SUMMARY,
+    Sniffed,
+    duckdb_name,
+    open_input,
+    open_text,
+    sniff,
+    split_line,
+)
+from roofscope.ingest.units import UnknownUnitError, ncu_base_unit, parse_unit
 from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, TIME, is_wanted
 from roofscope.sqlutil import insert_rows, one, quote_ident, quote_str, scalar
 
@@ -75,6 +89,9 @@ _INT = r"^\s*[0-9][0-9,]{0,17}\s*$"
 _INT_THEN_QUOTE = r'^\s*[0-9][0-9,]{0,17}"'
 LONG_NAME = 8192  # characters; real demangled CUTLASS names reach ~3,500
 RAW_TABLE_LIMIT = 64 << 20  # bytes of export up to which every raw value is copied to the store
+TAIL_BYTES = 1 << 20  # how far back the fast path looks for the start of the last line
+# A value as ncu writes it when it scaled the column to a unit (--print-units auto): six decimals.
+_AUTO_SCALED = re.compile(r"^\s*-?[0-9][0-9,]*\.[0-9]{6}\s*$")
 CATALOGUE_COLUMNS = (
     "report_id",
     "metric",
@@ -117,25 +134,49 @@ def _nvtx_columns(header: list[str]) -> list[str]:
     return header[start + 1 : end]
 
 
-def _tail_is_clean(path: Path, compressed: bool) -> bool:
-    """False when the file ends mid-line (a truncated export)."""
-    if compressed:
+def _min_width(sn: Sniffed) -> int:
+    """Fields a data row needs: all of them, but a details row may stop after its value (the
+    rule columns are often left out)."""
+    return sn.header.index("Metric Value") + 1 if sn.layout == DETAILS else len(sn.header)
+
+
+def _record_closed(text: str) -> bool:
+    """Whether a record the file ends in without a line break is whole: its last field is
+    quoted and the quote closed (ncu quotes every field). A record cut inside a field has an
+    odd number of quotes; a last field without quotes could have been cut anywhere."""
+    body = text.rstrip()
+    return body.endswith('"') and body.count('"') % 2 == 0
+
+
+def _tail_is_clean(fd: int, sn: Sniffed) -> bool:
+    """False when the file may end inside a row (a truncated export), which DuckDB would read
+    as a short row padded with NULLs. A last line without a line break is fine when its
+    record is closed and has the table's width (an export whose writer left the final
+    newline out)."""
+    if sn.compressed:
         return True  # DuckDB raises on a cut gzip stream, which sends it to the slow path
-    with open(path, "rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        if fh.tell() == 0:
-            return False
-        fh.seek(-1, os.SEEK_END)
-        return fh.read(1) == b"\n"
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return False
+    tail = os.pread(fd, min(size, TAIL_BYTES), size - min(size, TAIL_BYTES))
+    if tail.endswith(b"\n"):
+        return True
+    cut = tail.rfind(b"\n")
+    if cut < 0 and len(tail) < size:
+        return False  # a last line longer than the tail read: let the Python pass decide
+    last = tail[cut + 1 :].replace(b"\x00", b"").decode("utf-8", errors="replace")
+    row = split_line(last.lstrip("\ufeff"))
+    return _record_closed(last) and _min_width(sn) <= len(row) <= len(sn.header)
 
 
 def _read_csv_sql(
-    path: Path, sn: Sniffed, skip: int, parallel: bool, compressed: bool, split: bool = False
+    name: str, sn: Sniffed, skip: int, parallel: bool, compressed: bool, split: bool = False
 ) -> str:
-    """``read_csv`` of the table. ``split`` reads ncu's all-quoted rows as fields separated by
-    the three bytes ``","`` with quoting off: the tokenizer then does far less work (4.2 s vs
-    5.7 s for 100,000 rows of 1,279 columns); the first field keeps a leading and the last a
-    trailing quote, which ``_select_list`` strips."""
+    """``read_csv`` of the table in the file DuckDB knows as ``name`` (``sniff.duckdb_name``:
+    never a user's file name, which DuckDB would expand as a glob pattern). ``split`` reads
+    ncu's all-quoted rows as fields separated by the three bytes ``","`` with quoting off: the
+    tokenizer then does far less work (4.2 s vs 5.7 s for 100,000 rows of 1,279 columns); the
+    first field keeps a leading and the last a trailing quote, which ``_select_list`` strips."""
     columns = ", ".join(f"{quote_str(c)}: 'VARCHAR'" for c in _unique(sn.header))
     dialect = (
         ["quote=''", "escape=''", "delim='\",\"'"]
@@ -154,53 +195,78 @@ def _read_csv_sql(
     ]
     if compressed:
         options.append("compression='gzip'")
-    return f"read_csv({quote_str(str(path))}, {', '.join(options)})"
+    return f"read_csv({quote_str(name)}, {', '.join(options)})"
 
 
-def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
-    """Slow path: a temporary CSV holding only the header and well-formed data rows.
+def _clean_copy(sn: Sniffed, warnings: list[str]) -> IO[str]:
+    """Slow path: a temporary CSV holding only the header and well-formed data rows, as an
+    open unnamed file (``O_TMPFILE`` where the system has it, else unlinked at once), so no
+    copy of the user's data outlives the process however it ends.
 
     Streams the export through Python's ``csv`` (NUL bytes dropped); a row cut by the end of the
-    file (or of a damaged gzip stream) is left out and reported.
+    file (or of a damaged gzip stream) is left out and reported. A last row without a line
+    break is kept when its record is closed (``_record_closed``).
     """
     width = len(sn.header)
-    min_width = sn.header.index("Metric Value") + 1 if sn.layout == DETAILS else width
+    min_width = _min_width(sn)
     skipped = 0
     truncated = False
     nul = replaced = 0
-    fd, tmp = tempfile.mkstemp(prefix="roofscope-clean-", suffix=".csv")
-    with os.fdopen(fd, "w", newline="", encoding="utf-8") as out, open_text(sn.path) as src:
-        writer = csv.writer(out, quoting=csv.QUOTE_ALL)
-        writer.writerow(sn.header)
-        for _ in range(sn.header_line + 1):
-            src.readline()
-        last_line = [""]
+    out = tempfile.TemporaryFile(  # noqa: SIM115 (the caller closes it after DuckDB read it)
+        "w+", newline="", encoding="utf-8", prefix="roofscope-clean-"
+    )
+    try:
+        with open_text(sn.path) as src:
+            writer = csv.writer(out, quoting=csv.QUOTE_ALL)
+            writer.writerow(sn.header)
+            for _ in range(sn.header_line + 1):
+                src.readline()
+            record: list[str] = []  # the physical lines of the record being parsed
+            number = [sn.header_line + 1]
 
-        def lines() -> Iterator[str]:
-            nonlocal nul, replaced
-            for line in src:
-                last_line[0] = line
-                if "\x00" in line:
-                    nul += line.count("\x00")
-                    line = line.replace("\x00", "")
-                replaced += line.count("\ufffd")
-                yield line
+            def lines() -> Iterator[str]:
+                nonlocal nul, replaced
+                for line in src:
+                    number[0] += 1
+                    record.append(line)
+                    if "\x00" in line:
+                        nul += line.count("\x00")
+                        line = line.replace("\x00", "")
+                    replaced += line.count("\ufffd")
+                    yield line
 
-        pending: list[str] | None = None
-        try:
-            for row in csv.reader(lines(), strict=False):
-                if pending is not None:
-                    skipped += _write_if_row(writer, pending, sn, min_width, width)
-                pending = row
-        except (OSError, zlib.error):  # Gunzip raises zlib.error on damaged data
-            truncated = True
-        if getattr(getattr(getattr(src, "buffer", None), "raw", None), "truncated", False):
-            truncated = True  # a gzip stream cut short (see sniff.Gunzip)
-        if pending is not None:
-            if last_line[0].endswith("\n") and not truncated:
-                skipped += _write_if_row(writer, pending, sn, min_width, width)
-            else:
+            pending: list[str] | None = None
+            pending_text = ""
+            try:
+                for row in csv.reader(lines(), strict=False):
+                    if pending is not None:
+                        skipped += _write_if_row(writer, pending, sn, min_width, width)
+                    pending, pending_text = row, "".join(record)
+                    record.clear()
+            except (OSError, zlib.error):  # Gunzip raises zlib.error on damaged data
                 truncated = True
+            except csv.Error as exc:  # a field over FIELD_LIMIT: a quote that never closed
+                raise RoofscopeError(
+                    f"has a field over {FIELD_LIMIT >> 20} MB near line {number[0]:,} ({exc}); "
+                    f"a quote that never closes swallows the rest of the file",
+                    path=str(sn.path),
+                    hint="export it again, or remove the stray quote",
+                ) from exc
+            raw = getattr(getattr(src, "buffer", None), "raw", None)
+            if getattr(raw, "truncated", False):
+                truncated = True  # a gzip stream cut short (see sniff.Gunzip)
+            if pending is not None:
+                whole = pending_text.endswith("\n") or _record_closed(pending_text)
+                if whole and not truncated:
+                    skipped += _write_if_row(writer, pending, sn, min_width, width)
+                elif pending and re.match(_INT, pending[0]):
+                    truncated = True
+                else:
+                    skipped += 1 if any(v.strip() for v in pending) else 0
+        out.flush()
+    except BaseException:
+        out.close()
+        raise
     if truncated:
         warnings.append("the file ends in the middle of a row (truncated export); last row skipped")
     if skipped:
@@ -215,7 +281,7 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> Path:
             f"{replaced} byte sequence(s) that are not UTF-8 (a Latin-1 file?) are shown as "
             f"'\ufffd' in names and read as missing in numbers"
         )
-    return Path(tmp)
+    return out
 
 
 def _write_if_row(writer: Any, row: list[str], sn: Sniffed, min_width: int, width: int) -> int:
@@ -237,10 +303,8 @@ def _raw_catalogue(sn: Sniffed, info: ReportInfo) -> list[tuple]:
     """Every metric of a raw page with its unit (from the units row), checked up front."""
     header = _unique(sn.header)
     nvtx = set(_nvtx_columns(header))
-    units = sn.units or [""] * len(header)
+    units = sn.units or _base_units(sn, header, info)
     unit_of = dict(zip(header, units, strict=False))
-    if sn.units is None:
-        info.warnings.append("no units row under the header; values taken as base units")
     catalogue = [
         _catalogue_row(info.report_id, m, None, None, unit_of.get(m, ""), "raw column", info)
         for m in header
@@ -248,6 +312,30 @@ def _raw_catalogue(sn: Sniffed, info: ReportInfo) -> list[tuple]:
     ]
     _check_units(catalogue, info)
     return catalogue
+
+
+def _base_units(sn: Sniffed, header: list[str], info: ReportInfo) -> list[str]:
+    """Units of a raw page that lost its units row (hand-edited, ``skiprows``): ncu writes a
+    value without its unit only in its base unit (ns, byte, cycle, hz), so each metric's unit
+    is read from its name, and the user is told. A column whose values carry the six decimals
+    ncu writes for a value it scaled (us, Mbyte, Ghz) cannot be read so: refused."""
+    units = [ncu_base_unit(name.split("#")[0]) or "" for name in header]
+    scaled = {"ns", "byte", "hz", "byte/s"}
+    for row in sn.sample_rows:
+        for name, unit, value in zip(header, units, row, strict=False):
+            if unit in scaled and _AUTO_SCALED.match(value):
+                raise RoofscopeError(
+                    f"has no units row under its header, and {name} = {value!r} has the six "
+                    f"decimals of a value ncu scaled to a unit it no longer names",
+                    path=info.path,
+                    hint="export it again with its units row (ncu --csv --page raw "
+                    "--print-units base)",
+                )
+    info.warnings.append(
+        "no units row under the header: values read in ncu's base units by metric name "
+        "(durations in ns, bytes in byte, clocks in hz), as ncu writes a value without a unit"
+    )
+    return units
 
 
 def _projection(sn: Sniffed, catalogue: list[tuple] | None) -> Projection | None:
@@ -260,12 +348,42 @@ def _projection(sn: Sniffed, catalogue: list[tuple] | None) -> Projection | None
         return None
     header = _unique(sn.header)
     nvtx = set(_nvtx_columns(header))
-    scales = {row[1]: row[6] for row in catalogue if row[8] and row[9]}
+    known = {row[1]: row[6] for row in catalogue if row[9]}
+    wanted = {row[1] for row in catalogue if row[8] and row[9]}
+    # a wanted metric written twice: its copies are read too, to be compared (_duplicates)
+    copies = {c for c in header if "#" in c and c.split("#")[0] in wanted}
     return [
-        (c, scales.get(c))
+        (c, known.get(c) if c in wanted or c in copies else None)
         for c in header
-        if c in ID_COLUMNS or c in nvtx or c == DEVICE_NAME or c in scales
+        if c in ID_COLUMNS or c in nvtx or c == DEVICE_NAME or c in wanted or c in copies
     ]
+
+
+def _duplicates(con: duckdb.DuckDBPyConnection, src: str, info: ReportInfo) -> None:
+    """A metric the header names twice is read from its first column when every copy holds
+    the same value (after units); launches where a copy differs get no value, with a warning
+    naming the column, the launch and the values."""
+    numbers = {c for c, kind, *_ in con.execute(f"DESCRIBE {src}").fetchall() if kind == "DOUBLE"}
+    for copy in sorted(c for c in numbers if "#" in c and c.split("#")[0] in numbers):
+        metric = copy.split("#")[0]
+        a, b = quote_ident(metric), quote_ident(copy)
+        differ = (
+            f"(({a} IS NULL) <> ({b} IS NULL) OR abs({a} - {b}) > "
+            f"1e-9 * greatest(abs({a}), abs({b})))"
+        )
+        rows = con.execute(
+            f"SELECT launch_id, {a}, {b}, count(*) OVER () FROM {src} WHERE {differ} "
+            f"ORDER BY launch_id LIMIT 1"
+        ).fetchall()
+        if rows:
+            launch, first, second, n = rows[0]
+            con.execute(f"UPDATE {src} SET {a} = NULL WHERE {differ}")
+            info.warnings.append(
+                f"column {metric} appears more than once in the header and its copies differ "
+                f"in {n} launch(es) (launch {launch}: {first!r} vs {second!r} in base units); "
+                f"{metric} is left out for those launches"
+            )
+        con.execute(f"ALTER TABLE {src} DROP COLUMN {b}")
 
 
 def _select_list(sn: Sniffed, columns: Projection | None, split: bool = False) -> str:
@@ -309,7 +427,7 @@ def _kind(table: str) -> str:
 
 
 def _try_split_read(
-    con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, path: Path, columns: Projection
+    con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, name: str, columns: Projection
 ) -> bool:
     """Fast path for raw pages; False (and no table) when any row did not split into exactly
     the header's fields (its last field would then not end in the closing quote)."""
@@ -319,7 +437,7 @@ def _try_split_read(
         f"(regexp_matches({first}, '{_INT}') AND NOT coalesce(ends_with(rs_last, '\"'), false)) "
         f"OR regexp_matches({first}, '{_INT_THEN_QUOTE}')"
     )
-    read_sql = _read_csv_sql(path, sn, sn.header_line + 1, True, sn.compressed, split=True)
+    read_sql = _read_csv_sql(name, sn, sn.header_line + 1, True, sn.compressed, split=True)
     try:
         con.execute(f"CREATE OR REPLACE {_kind(src)} {src} AS SELECT {select} FROM {read_sql}")
         ragged = scalar(con, f"SELECT count(*) FROM {src} WHERE {bad}")
@@ -354,23 +472,24 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
     src = f"values_r{report_id}" if sn.layout == RAW else f"src_r{report_id}"
     catalogue = _raw_catalogue(sn, info) if sn.layout == RAW else None
     columns = _projection(sn, catalogue)
-    source, skip, compressed = path, sn.header_line + 1, sn.compressed
-    tmp: Path | None = None
+    fd = open_input(path)  # DuckDB reads this descriptor, never the name (a glob pattern)
+    source, skip, compressed = duckdb_name(fd), sn.header_line + 1, sn.compressed
+    tmp: IO[str] | None = None
     try:
         loaded = False
         # NUL bytes inside the table misalign DuckDB's fields; the Python pass drops them
-        if _tail_is_clean(path, sn.compressed) and not sn.nul_after_header:
+        if _tail_is_clean(fd, sn) and not sn.nul_after_header:
             if columns is not None and _all_quoted(sn):
-                loaded = _try_split_read(con, src, sn, path, columns)
+                loaded = _try_split_read(con, src, sn, source, columns)
             if not loaded:
                 loaded = (
-                    _try_read(con, src, _read_csv_sql(path, sn, skip, True, compressed), columns)
+                    _try_read(con, src, _read_csv_sql(source, sn, skip, True, compressed), columns)
                     is None
                 )
         if not loaded:
             tmp = _clean_copy(sn, info.warnings)
-            source, skip, compressed = tmp, 1, False
-            read_sql = _read_csv_sql(tmp, sn, 1, False, False)
+            source, skip, compressed = duckdb_name(tmp.fileno()), 1, False
+            read_sql = _read_csv_sql(source, sn, 1, False, False)
             error = _try_read(con, src, read_sql, _select_list(sn, columns))
             if error is not None:
                 raise RoofscopeError(
@@ -379,7 +498,7 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
                     hint="export it again with ncu --csv",
                 )
         full = None
-        if sn.layout == RAW and _size(path) <= RAW_TABLE_LIMIT:
+        if sn.layout == RAW and os.fstat(fd).st_size <= RAW_TABLE_LIMIT:
             full = _read_csv_sql(source, sn, skip, False, compressed)
         not_rows = _load_layout(con, src, sn, info, full, catalogue)
     except BaseException:
@@ -389,7 +508,8 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
         if sn.layout != RAW:
             con.execute(f"DROP TABLE IF EXISTS {src}")
         if tmp is not None:
-            tmp.unlink(missing_ok=True)
+            tmp.close()
+        os.close(fd)
     if info.launches == 0:
         if not_rows > 0 or any(w.startswith("skipped ") for w in info.warnings):
             raise RoofscopeError(
@@ -441,10 +561,6 @@ def _file_warnings(con: duckdb.DuckDBPyConnection, sn: Sniffed, info: ReportInfo
             f"{long_names[0]} launch(es) have kernel names over {LONG_NAME:,} characters (the "
             f"longest: {long_names[1]:,}); check the export for a quote that swallowed rows"
         )
-
-
-def _size(path: Path) -> int:
-    return path.stat().st_size
 
 
 def _load_layout(
@@ -602,6 +718,7 @@ def _load_raw(
             f"{repeated} launch ID(s) repeat (several exports in one file?); launches are "
             f"numbered in file order instead"
         )
+    _duplicates(con, src, info)
     _left_out(null_non_finite(con, src), info)
     info.launches = _insert_launches(con, src, header, rid, "launch_id", aggregate=False)
     nvtx = set(_nvtx_columns(header))
@@ -700,8 +817,42 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
         f"FROM launches l LEFT JOIN det_r{rid} d ON d.launch_id = l.launch_id "
         f"LEFT JOIN rs_units u ON u.unit = d.unit WHERE l.report_id = {rid} GROUP BY l.launch_id"
     )
+    _details_conflicts(con, info, wanted, value)
     _left_out(null_non_finite(con, f"values_r{rid}"), info)
     _device_facts(con, info, text_source=None, header={r[1] for r in catalogue})
+
+
+def _details_conflicts(
+    con: duckdb.DuckDBPyConnection, info: ReportInfo, wanted: list[str], value: str
+) -> None:
+    """A metric a launch lists twice (two sections, or a label and its name) is read once when
+    the rows agree after units, as in every real export seen; where they differ the launch
+    gets no value for it, with a warning naming the metric, the launch and both values, as
+    for a raw page's repeated column (``_duplicates``)."""
+    rid = info.report_id
+    if not wanted:
+        return
+    names = ", ".join(quote_str(m) for m in wanted)
+    rows = con.execute(
+        f"SELECT launch_id, metric, lo, hi, count(*) OVER () FROM ("
+        f"SELECT d.launch_id, d.metric, min({value}) AS lo, max({value}) AS hi "
+        f"FROM det_r{rid} d LEFT JOIN rs_units u ON u.unit = d.unit "
+        f"WHERE d.metric IN ({names}) GROUP BY ALL HAVING count(*) > 1) "
+        f"WHERE hi - lo > 1e-9 * greatest(abs(lo), abs(hi)) ORDER BY launch_id, metric"
+    ).fetchall()
+    for metric in {r[1] for r in rows}:
+        launches = [r[0] for r in rows if r[1] == metric]
+        con.execute(
+            f"UPDATE values_r{rid} SET {quote_ident(metric)} = NULL "
+            f"WHERE list_contains(?, launch_id)",
+            [launches],
+        )
+    if rows:
+        launch, metric, lo, hi, n = rows[0]
+        info.warnings.append(
+            f"{n} launch metric(s) are listed twice with different values (launch {launch}: "
+            f"{metric} = {lo!r} and {hi!r} in base units); each is left out for its launch"
+        )
 
 
 def _load_details(
@@ -755,6 +906,30 @@ def _load_summary(
     con.execute(f"DROP TABLE IF EXISTS {src_k}")
 
 
+DEVICE_LABELS = ("device name", "gpu name", "device display name", "display name")
+
+
+def _details_device_name(con: duckdb.DuckDBPyConnection, info: ReportInfo) -> None:
+    """A details page names its GPU only when a row holds it: the metric
+    ``device__attribute_display_name`` (``--metrics``) or a section row labelled like
+    "Device Name". A number there is not a name; several names are said."""
+    rows = con.execute(
+        f"SELECT trim(value), count(*) FROM det_r{info.report_id} "
+        f"WHERE (metric = {quote_str(DEVICE_NAME)} OR lower(trim(coalesce(label, metric))) "
+        f"IN ({', '.join(quote_str(x) for x in DEVICE_LABELS)})) "
+        f"AND coalesce(trim(value), '') NOT IN ('', 'n/a') "
+        f"AND TRY_CAST(replace(value, ',', '') AS DOUBLE) IS NULL "
+        f"GROUP BY 1 ORDER BY 2 DESC, 1"
+    ).fetchall()
+    if rows:
+        info.gpu_name = rows[0][0]
+    if len(rows) > 1:
+        info.warnings.append(
+            f"the export names {len(rows)} devices ({', '.join(repr(r[0]) for r in rows[:3])}); "
+            f"ceilings are those of {rows[0][0]!r}, the most frequent"
+        )
+
+
 def _device_facts(
     con: duckdb.DuckDBPyConnection, info: ReportInfo, text_source: str | None, header: set[str]
 ) -> None:
@@ -766,6 +941,8 @@ def _device_facts(
             f"WHERE coalesce({quote_ident(DEVICE_NAME)}, '') <> '' LIMIT 1",
         )
         info.gpu_name = row[0].strip() if row else None
+    elif text_source is None:
+        _details_device_name(con, info)
     cc = one(
         con, f"SELECT cc FROM launches WHERE report_id = {rid} AND coalesce(cc, '') <> '' LIMIT 1"
     )

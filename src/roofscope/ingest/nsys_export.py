@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import shutil
 import sqlite3
+import tempfile
+import weakref
 from collections import defaultdict
 from pathlib import Path
 from typing import Protocol
@@ -26,6 +30,7 @@ import pyarrow as pa
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.nsys_tables import LATEST_NS, MEMCPY_KINDS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
+from roofscope.ingest.sniff import duckdb_name, open_input
 from roofscope.sqlutil import quote_ident, scanned
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -53,15 +58,96 @@ def is_sqlite(path: Path) -> bool:
         return False
 
 
+SIDECARS = ("-wal", "-journal")  # data SQLite must apply before the main file reads right
+
+
+def sidecars(path: Path) -> list[Path]:
+    """The non-empty ``-wal``/``-journal`` files beside ``path``: commits not yet written back
+    (WAL), or the undo log of a transaction a writer did not finish (a hot journal)."""
+    found = []
+    for suffix in SIDECARS:
+        side = path.with_name(path.name + suffix)
+        try:
+            if side.is_file() and side.stat().st_size > 0:
+                found.append(side)
+        except OSError:
+            continue
+    return found
+
+
+class _CopyConnection(sqlite3.Connection):
+    """A connection to a private copy of an export; the copy goes when the connection does."""
+
+    cleanup: weakref.finalize | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self.cleanup is not None:
+            self.cleanup()
+
+
 def connect(path: Path) -> sqlite3.Connection:
-    """Read-only and lock-free (``immutable``): works in read-only report directories."""
-    uri = path.resolve().as_uri() + "?mode=ro&immutable=1"
-    return sqlite3.connect(uri, uri=True, check_same_thread=False)
+    """Read-only, with SQLite's own recovery: committed rows still in a ``-wal`` are read, a
+    hot ``-journal`` is rolled back and a live writer's lock is waited for, as ``sqlite3``
+    itself would. Where that cannot happen in place without writing beside the file (a
+    ``-wal`` without its ``-shm`` index, which reading would create, or cannot in a read-only
+    folder; a hot journal, which a read-only connection may not roll back) the file and its
+    sidecars are copied to a private temporary folder and read there. Without
+    sidecars a file whose locks cannot be taken (some read-only mounts) is read lock-free."""
+    resolved = path.resolve()
+    uri = resolved.as_uri()
+    pending = sidecars(resolved)
+    shm = resolved.with_name(resolved.name + "-shm")
+    if any(p.name.endswith("-wal") for p in pending) and not shm.exists():
+        # reading in place would leave a new -shm in the user's folder (or fail read-only)
+        return _recovered_copy(resolved, pending, "no -shm beside its -wal")
+    con = sqlite3.connect(uri + "?mode=ro", uri=True, check_same_thread=False)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        return con
+    except sqlite3.OperationalError as exc:
+        con.close()
+        pending = sidecars(resolved)  # again: a writer may have made one meanwhile
+        if not pending:  # nothing to apply: the main file alone is the database
+            return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        return _recovered_copy(resolved, pending, exc)
+    except sqlite3.Error:
+        con.close()  # not a database, damaged…: reported by the caller's own reads
+        return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+
+
+def _recovered_copy(path: Path, pending: list[Path], why: object) -> sqlite3.Connection:
+    """Copy ``path`` with its ``-wal``/``-journal`` (never the ``-shm``: SQLite rebuilds it) and
+    open the copy read-write so SQLite applies them; refuse rather than read without them."""
+    names = ", ".join(p.name for p in pending)
+    tmp = Path(tempfile.mkdtemp(prefix="roofscope-sqlite-"))
+    try:
+        copy = tmp / path.name
+        shutil.copyfile(path, copy)
+        for side in pending:
+            shutil.copyfile(side, tmp / side.name)
+        con = sqlite3.connect(copy, check_same_thread=False, factory=_CopyConnection)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RoofscopeError(
+            f"has {names} beside it holding data SQLite must apply, which cannot be done in "
+            f"place ({why}) nor in a temporary copy ({exc.strerror or exc})",
+            path=str(path),
+            hint=f"where the file is writable run: sqlite3 {path.name} "
+            f"'PRAGMA wal_checkpoint(TRUNCATE)', or copy it with {names} to a writable folder",
+        ) from exc
+    con.cleanup = weakref.finalize(con, shutil.rmtree, tmp, ignore_errors=True)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+    except sqlite3.Error:
+        con.close()
+        raise
+    return con
 
 
 def schema(con: sqlite3.Connection) -> dict[str, set[str]]:
     tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    return {t: {r[1] for r in con.execute(f'PRAGMA table_info("{t}")')} for t in tables}
+    return {t: {r[1] for r in con.execute(f"PRAGMA table_info({quote_ident(t)})")} for t in tables}
 
 
 class BadValue(ValueError):
@@ -122,17 +208,19 @@ class ParquetExport:
     def __init__(self, directory: Path):
         self.con = duckdb.connect()
         self.tables: dict[str, set[str]] = {}
+        self._fds: list[int] = []  # DuckDB reads each table by descriptor, never by name
         for file in sorted(directory.glob("*.parquet")):
-            source = "'" + str(file).replace("'", "''") + "'"
+            self._fds.append(open_input(file))
+            source = "'" + duckdb_name(self._fds[-1]) + "'"
             try:
                 self.con.execute(
-                    f'CREATE VIEW "{file.stem}" AS SELECT file_row_number + 1 AS rowid, '
-                    f"* EXCLUDE (file_row_number) "
+                    f"CREATE VIEW {quote_ident(file.stem)} AS SELECT file_row_number + 1 AS "
+                    f"rowid, * EXCLUDE (file_row_number) "
                     f"FROM read_parquet({source}, file_row_number = true)"
                 )
-                cols = self.con.execute(f'DESCRIBE "{file.stem}"').fetchall()
+                cols = self.con.execute(f"DESCRIBE {quote_ident(file.stem)}").fetchall()
             except duckdb.Error as exc:
-                self.con.close()
+                self.close()
                 raise RoofscopeError(
                     f"its table {file.name} is not a readable Parquet file "
                     f"({str(exc).strip().splitlines()[0][:160]})",
@@ -151,6 +239,8 @@ class ParquetExport:
 
     def close(self) -> None:
         self.con.close()
+        while self._fds:
+            os.close(self._fds.pop())
 
 
 def ingest_nsys_sqlite(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
@@ -229,15 +319,11 @@ def _check_nsys(export: Export, path: Path, what: str) -> None:
 
 def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -> None:
     rid = info.report_id
-    strings = export.arrow(
-        "SELECT id, value FROM StringIds", pa.schema([("id", pa.int64()), ("value", pa.string())])
-    )
-    with scanned(con, nsys_strings=strings):
-        con.execute("CREATE OR REPLACE TEMP TABLE nsys_str AS SELECT * FROM nsys_strings")
+    conflicts = _strings(con, export)
     create_staging(con)
     if KERNEL in export.tables:
         _check_kernel_columns(export, info)
-        unnamed = _kernels(con, export)
+        unnamed = _kernels(con, export, info)
         if unnamed:
             info.warnings.append(
                 f"{unnamed} kernel(s) name a string id that StringIds does not hold; "
@@ -248,6 +334,12 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
             info.warnings.append(nvtx)
     else:
         info.warnings.append(NO_KERNELS)
+    if conflicts:
+        info.warnings.append(
+            f"{conflicts} string id(s) appear in StringIds more than once with different text "
+            f"(no kernel uses them); the first row's text is used, so NVTX range names may be "
+            f"wrong — the export may be damaged"
+        )
     info.launches = write_report(con, rid, info.warnings)
     if info.launches == 0 and NO_KERNELS not in info.warnings:
         info.warnings.append(NO_KERNELS)
@@ -260,6 +352,7 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
     _gpu_metrics(con, export, rid)
     _gpus(con, export, rid)
     con.execute("DROP TABLE nsys_str")
+    con.execute("DROP TABLE nsys_str_conflicts")
     gpu = con.execute(
         "SELECT g.name, g.cc, g.sm_count FROM gpus g LEFT JOIN (SELECT device, "
         "sum(end_ns - start_ns) AS t FROM spans WHERE report_id = ? GROUP BY device) s "
@@ -286,8 +379,37 @@ def _check_kernel_columns(export: Export, info: ReportInfo) -> None:
         )
 
 
-def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> int:
-    """Stage the kernel rows; returns how many name a string id missing from StringIds."""
+# One row per StringIds id, the first in the table (an id twice would repeat every row that
+# names it in a join): SQL that SQLite and DuckDB both accept.
+FIRST_STRINGS = (
+    "SELECT id, value FROM StringIds WHERE rowid IN (SELECT min(rowid) FROM StringIds GROUP BY id)"
+)
+
+
+def _strings(con: duckdb.DuckDBPyConnection, export: Export) -> int:
+    """``nsys_str``: one text per string id (the first row's), so no join repeats a kernel;
+    ``nsys_str_conflicts``: ids listed twice with different texts. Returns how many."""
+    strings = export.arrow(
+        "SELECT rowid, id, value FROM StringIds",
+        pa.schema([("row", pa.int64()), ("id", pa.int64()), ("value", pa.string())]),
+    )
+    with scanned(con, nsys_strings=strings):
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE nsys_str AS SELECT id, arg_min(value, row) AS value "
+            "FROM nsys_strings GROUP BY id"
+        )
+        ((conflicts,),) = con.execute(
+            "CREATE OR REPLACE TEMP TABLE nsys_str_conflicts AS SELECT id, "
+            "list(value ORDER BY row) AS texts FROM nsys_strings GROUP BY id "
+            "HAVING count(DISTINCT value) > 1"
+        ).fetchall()
+    return int(conflicts)
+
+
+def _kernels(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -> int:
+    """Stage the kernel rows; returns how many name a string id missing from StringIds.
+    Refuses a kernel name id that StringIds lists twice with different texts: which name is
+    right cannot be known."""
     cols = export.tables[KERNEL]
     name = "demangledName" if "demangledName" in cols else "shortName"
     ((top,),) = export.fetchall(f"SELECT max(rowid) FROM {KERNEL}")
@@ -312,6 +434,19 @@ def _kernels(con: duckdb.DuckDBPyConnection, export: Export) -> int:
     table = export.arrow(sql, pa.schema([(f[0], f[1]) for f in fields]))
     sizes = "k.grid_size, k.block_size" if detail else "NULL, NULL"
     with scanned(con, nsys_kernels=table):
+        clash = con.execute(
+            "SELECT c.id, c.texts, count(*) FROM nsys_kernels k JOIN nsys_str_conflicts c "
+            "ON c.id = k.name_id GROUP BY c.id, c.texts ORDER BY c.id LIMIT 1"
+        ).fetchall()
+        if clash:
+            sid, texts, n = clash[0]
+            shown = " / ".join(repr(t[:60]) for t in texts[:3])
+            raise RoofscopeError(
+                f"its StringIds table lists id {sid} {len(texts)} times with different texts "
+                f"({shown}), and {n} kernel(s) are named by it ({KERNEL}.{name})",
+                path=info.path,
+                hint="the export is damaged or was edited; export it again with nsys export",
+            )
         con.execute(
             f"INSERT INTO stg_kernels SELECT k.source_row, k.start_ns, k.end_ns, k.device, "
             f"k.stream, coalesce(s.value, '(unnamed)'), NULL, {sizes}, 1, "
@@ -337,7 +472,10 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
     text = "n.text" if has(export, "NVTX_EVENTS", "text") else "NULL"
     join = ""
     if has(export, "NVTX_EVENTS", "textId"):
-        text, join = f"coalesce({text}, s.value)", "LEFT JOIN StringIds s ON s.id = n.textId"
+        text, join = (
+            f"coalesce({text}, s.value)",
+            f"LEFT JOIN ({FIRST_STRINGS}) s ON s.id = n.textId",
+        )
     ranges = export.fetchall(
         f'SELECT n.globalTid, n.start, n."end", '
         f"coalesce({text}, '(unnamed range)') "
@@ -581,7 +719,9 @@ def kernel_row(path: Path, source_row: int) -> dict[str, object]:
         values = dict(zip(columns, rows[0], strict=True))
         for name in ("demangledName", "shortName", "mangledName"):
             if isinstance(values.get(name), int):
-                found = export.fetchall(f"SELECT value FROM StringIds WHERE id = {values[name]}")
+                found = export.fetchall(
+                    f"SELECT value FROM StringIds WHERE id = {values[name]} ORDER BY rowid"
+                )
                 values[name] = found[0][0] if found else values[name]
         return values
     finally:

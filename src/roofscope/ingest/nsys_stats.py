@@ -13,6 +13,7 @@ import csv
 import json
 import math
 import re
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,20 @@ from roofscope.ingest.nsys_tables import LATEST_NS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.sqlutil import insert_rows
 
-TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "usec": 1e-6, "ms": 1e-3, "msec": 1e-3, "s": 1.0, "sec": 1.0}
+# Seconds per unit of the time units nsys prints (``--timeunit`` nsec/usec/msec/sec); any other
+# unit is refused, never read as nanoseconds.
+TIME_UNITS = {
+    "ns": 1e-9,
+    "nsec": 1e-9,
+    "us": 1e-6,
+    "\u03bcs": 1e-6,  # μs, Greek mu
+    "\u00b5s": 1e-6,  # µs, the micro sign
+    "usec": 1e-6,
+    "ms": 1e-3,
+    "msec": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+}
 _REPORT_FILE = re.compile(
     r"_(cuda_gpu_kern_sum|cuda_gpu_kern_gb_sum|cuda_gpu_trace|cuda_gpu_mem_time_sum|"
     r"cuda_gpu_mem_size_sum|cuda_gpu_sum|cuda_api_sum|cuda_kern_exec_sum|nvtx_sum|"
@@ -35,6 +49,7 @@ _BANNER = re.compile(
     r"\*\* |Report file|\s*$)"
 )
 _HEADER_START = re.compile(r'^"?(Time ?\(%\)|Start \(\w+\)|Total \(MB\)|PID)"?[,\t]')
+_HEADER_FIELD = re.compile(r"Time ?\(%\)|Start \(\w+\)|Total \(MB\)|PID")
 NO_KERNEL_TABLE = (
     "no kernel table in this nsys stats file{found}; export cuda_gpu_kern_sum or cuda_gpu_trace "
     "(nsys stats --report cuda_gpu_kern_sum --format csv --output NAME REPORT)"
@@ -68,13 +83,48 @@ def is_nsys_stats(path: Path) -> bool:
     if _REPORT_FILE.search(path.name):
         return True
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 16).replace(b"\x00", b"").decode("utf-8", "replace")
-    except OSError:
+        raw, _ = _read_bytes(path, 1 << 16)
+    except (OSError, RoofscopeError):
         return False
+    head = raw.replace(b"\x00", b"").decode("utf-8-sig", "replace")
     if head.lstrip().startswith("[{") and '"Total Time' in head:
         return True
-    return any(_HEADER_START.match(line) for line in head.splitlines()[:400])
+    return any(_is_header(line) for line in head.splitlines()[:400])
+
+
+def _is_header(line: str) -> bool:
+    """A stats table's header, its columns in nsys's order or any other (a spreadsheet or a
+    script may move them): at least three fields, one of them a stats anchor column."""
+    if _HEADER_START.match(line):
+        return True
+    delimiter = "\t" if "\t" in line.split(",", 1)[0] else ","
+    fields = next(csv.reader([line], delimiter=delimiter), [])
+    return len(fields) >= 3 and any(_HEADER_FIELD.fullmatch(f.strip()) for f in fields)
+
+
+def _read_bytes(path: Path, limit: int | None = None) -> tuple[bytes, bool]:
+    """The file's bytes (``limit`` of them at most), gunzipped when it is a gzip; and whether a
+    gzip ended early (a truncated download keeps its complete rows, as ncu CSVs do)."""
+    with open(path, "rb") as fh:
+        raw = fh.read() if limit is None else fh.read(1 << 20)
+    if raw[:2] != b"\x1f\x8b":
+        return (raw if limit is None else raw[:limit]), False
+    out: list[bytes] = []
+    size = 0
+    try:
+        while raw and (limit is None or size < limit):
+            unzip = zlib.decompressobj(wbits=31)  # one gzip member; concatenated ones follow
+            part = unzip.decompress(raw, 0 if limit is None else limit - size)
+            out.append(part)
+            size += len(part)
+            if not unzip.eof:
+                return b"".join(out), limit is None
+            raw = unzip.unused_data
+    except zlib.error as exc:
+        raise RoofscopeError(
+            f"gzip data is damaged ({exc})", path=str(path), hint="copy the file again"
+        ) from exc
+    return b"".join(out), False
 
 
 def _col(header: list[str], stem: str) -> int | None:
@@ -86,16 +136,32 @@ def _col(header: list[str], stem: str) -> int | None:
 
 
 def _scale(header: list[str], stem: str) -> float:
-    """Seconds per unit of a time column; unit-less old columns are nanoseconds."""
+    """Seconds per unit of a time column; unit-less old columns are nanoseconds. A unit that is
+    not a known time unit (``(min)``) is refused: read as nanoseconds it would be silently
+    wrong."""
     i = _col(header, stem)
     if i is None:
         return 1e-9
     m = re.search(r"\((\w+)\)$", header[i])
-    return TIME_UNITS.get(m.group(1), 1e-9) if m else 1e-9
+    if not m:
+        return 1e-9
+    if m.group(1) not in TIME_UNITS:
+        raise RoofscopeError(
+            f"its column {header[i]!r} is in {m.group(1)!r}, not a time unit roofscope knows "
+            f"(ns, us, \u03bcs, ms, s)",
+            hint="export it again with nsys stats --timeunit nsec",
+        )
+    return TIME_UNITS[m.group(1)]
 
 
-def read_tables(path: Path) -> list[Table]:
-    data = path.read_bytes().replace(b"\x00", b"").decode("utf-8", "replace")
+def read_tables(path: Path, warnings: list[str] | None = None) -> list[Table]:
+    raw, truncated = _read_bytes(path)
+    if truncated:
+        raw = raw[: raw.rfind(b"\n") + 1]  # the row the cut went through is incomplete
+        if warnings is not None:
+            warnings.append("the gzip ends early (truncated file): its complete rows are read")
+    # utf-8-sig: a byte order mark (spreadsheets write one) is not part of the header
+    data = raw.replace(b"\x00", b"").decode("utf-8-sig", "replace")
     if data.lstrip().startswith("["):
         return _json_tables(path, data)
     if data.lstrip().startswith("{"):
@@ -110,7 +176,7 @@ def read_tables(path: Path) -> list[Table]:
     short = False
     for line in data.splitlines():
         if current is None:
-            if _HEADER_START.match(line):
+            if _is_header(line):
                 delimiter = "\t" if "\t" in line.split(",", 1)[0] else ","
                 header = next(csv.reader([line], delimiter=delimiter))
                 current = Table([h.strip() for h in header], [])
@@ -183,6 +249,14 @@ _DEVICE = re.compile(r"^(.*?)\s*\((\d+)\)$")
 
 
 def ingest_nsys_stats(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+    try:
+        return _ingest(con, path, report_id)
+    except RoofscopeError as exc:
+        exc.path = exc.path or str(path)  # raised where the file is not known
+        raise
+
+
+def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     info = ReportInfo(report_id, str(path), "nsys-stats")
     create_staging(con)
     if path.stat().st_size == 0:
@@ -191,7 +265,7 @@ def ingest_nsys_stats(con: duckdb.DuckDBPyConnection, path: Path, report_id: int
         )
         info.launches = write_report(con, report_id)
         return info
-    tables = read_tables(path)
+    tables = read_tables(path, info.warnings)
     kinds = [t.kind() for t in tables]
     if not tables:
         raise RoofscopeError(

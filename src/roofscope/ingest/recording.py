@@ -3,6 +3,7 @@ opens beside the profile of the same job and its numbers are queried like any re
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -12,7 +13,7 @@ import pyarrow.parquet as pq
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.monitor.recording import SCHEMA as RECORDING
-from roofscope.monitor.recording import read_recording
+from roofscope.monitor.recording import read_recorded
 from roofscope.sqlutil import quote_ident, scanned
 
 
@@ -31,11 +32,17 @@ def _sql_type(name: str, arrow: pa.DataType) -> str:
 
 
 COLUMNS = [(f.name, _sql_type(f.name, f.type)) for f in RECORDING]
+# ``seq``: the sample's place in the recording as written (part by part, row by row). The
+# recorder stamps samples with the wall clock, which NTP or a wrong RTC can step back or years
+# ahead; intervals are taken in ``seq`` order, never in ``ts`` order.
 SCHEMA = (
     "CREATE TABLE gpu_samples (report_id INTEGER, "
     + ", ".join(f"{quote_ident(n)} {t}" for n, t in COLUMNS)
-    + ");\n"
+    + ", seq BIGINT);\n"
 )
+# An interval longer than this (or negative) is a clock step, not a pause of the recorder: it is
+# left out of a recording's duration (and, like every gap, of its energy), with a warning.
+CLOCK_JUMP_S = 86400.0
 
 
 def _family(arrow: pa.DataType) -> str:
@@ -98,7 +105,7 @@ def _conform(table: pa.Table, path: Path, info: ReportInfo) -> pa.Table:
 
 def _read(path: Path) -> pa.Table:
     try:
-        return read_recording(path)
+        return read_recorded(path)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # parts whose columns disagree
         raise RoofscopeError(
             f"its parts do not fit together ({str(exc).splitlines()[0][:160]})",
@@ -136,11 +143,13 @@ def refuse_parquet(path: Path) -> None:
 def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     info = ReportInfo(report_id, str(path), "gpu-recording")
     table = _conform(_read(path), path, info)
+    table = table.append_column("seq", pa.array(range(table.num_rows), pa.int64()))
     select = ", ".join("epoch_us(ts) / 1e6" if n == "ts" else quote_ident(n) for n, _ in COLUMNS)
     # No kernels: an empty metric table keeps every kernel query valid (and empty).
     con.execute(f"CREATE TABLE values_r{report_id} (launch_id BIGINT)")
     with scanned(con, rec_rows=table):
-        con.execute(f"INSERT INTO gpu_samples SELECT {report_id}, {select} FROM rec_rows")
+        con.execute(f"INSERT INTO gpu_samples SELECT {report_id}, {select}, seq FROM rec_rows")
+    info.warnings += clock_jumps(con, report_id)
     names = con.execute(
         "SELECT DISTINCT name FROM gpu_samples WHERE report_id = ? ORDER BY 1", [report_id]
     ).fetchall()
@@ -148,3 +157,50 @@ def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int)
     if table.num_rows == 0:
         info.warnings.append("the recording holds no samples yet")
     return info
+
+
+def _when(ts: float) -> str:
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return f"{ts:.0f} s since the epoch"
+
+
+def _span(seconds: float) -> str:
+    s = abs(seconds)
+    if s >= 2 * 365.25 * 86400:
+        return f"{s / (365.25 * 86400):.0f} years"
+    if s >= 2 * 86400:
+        return f"{s / 86400:.0f} days"
+    return f"{s:.0f} s" if s >= 10 else f"{s:.3g} s"
+
+
+def clock_jumps(con: duckdb.DuckDBPyConnection, report_id: int) -> list[str]:
+    """One warning per clock step of a recording (read on each host's first GPU: the GPUs of a
+    host share its clock): timestamps going back, or ahead by more than ``CLOCK_JUMP_S``."""
+    rows = con.execute(
+        """
+        WITH s AS (
+            SELECT host, gpu, seq, ts, min(gpu) OVER (PARTITION BY host) AS first_gpu,
+                ts - lag(ts) OVER (PARTITION BY host, gpu ORDER BY seq) AS dt
+            FROM gpu_samples WHERE report_id = ?
+        )
+        SELECT host, ts - dt AS before, ts AS after, dt FROM s
+        WHERE (dt < 0 OR dt > ?) AND gpu IS NOT DISTINCT FROM first_gpu ORDER BY seq
+        """,
+        [report_id, CLOCK_JUMP_S],
+    ).fetchall()
+    out = []
+    for host, before, after, dt in rows[:3]:
+        where = f" on {host}" if host else ""
+        way = "back" if dt < 0 else "ahead"
+        out.append(
+            f"the clock{where} jumped {way} by {_span(dt)} between samples stamped "
+            f"{_when(before)} and {_when(after)} (an NTP step or a wrong hardware clock); that "
+            "interval is left out of the recording's duration and energy"
+        )
+    if len(rows) > 3:
+        out.append(
+            f"the clock jumped {len(rows) - 3} more time(s); those intervals are left out too"
+        )
+    return out

@@ -8,9 +8,12 @@ by position, and the page layout is decided from the header's columns.
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
+import os
 import re
+import stat
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +34,121 @@ DETAILS = "ncu-details"
 SUMMARY = "ncu-summary"
 
 EXPORT_HINT = "export it with: ncu --import REPORT.ncu-rep --csv --page raw > REPORT.csv"
+# Lines of a head without an ncu header that the error message looks at (a head of 64 MB of
+# blank lines is 67 million of them).
+ERROR_SCAN_LINES = 200_000
+# A field of the table may be long (demangled names, --print-metric-instances lists) but not
+# unbounded: a stray quote that swallows the rest of a file stops here.
+FIELD_LIMIT = 64 << 20
+csv.field_size_limit(max(csv.field_size_limit(), FIELD_LIMIT))
+_FD_DIRS = ("/proc/self/fd", "/dev/fd")
+
+
+def check_input(path: Path) -> None:
+    """Refuse at once what no reader can take: a missing file, a symlink loop, or something
+    that is not a regular file or a directory (a FIFO or ``<(cmd)`` pipe blocks forever,
+    ``/dev/zero`` never ends). Reads nothing, so it cannot block."""
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise _stat_error(path, exc) from exc
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return
+    raise _not_regular(path, st.st_mode)
+
+
+def _stat_error(path: Path, exc: OSError) -> RoofscopeError:
+    if exc.errno == errno.ELOOP:
+        return RoofscopeError(
+            "is a symlink loop (the link leads back to itself)",
+            path=str(path),
+            hint="fix the link: ls -l shows where it points",
+        )
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        if os.path.islink(path):
+            return RoofscopeError(
+                f"is a broken symbolic link (to {os.readlink(path)!r}, which does not exist)",
+                path=str(path),
+                hint="fix the link or pass the file it should point to",
+            )
+        return RoofscopeError("no such file", path=str(path), hint="check the path")
+    if exc.errno == errno.EACCES:
+        return RoofscopeError(
+            "cannot be read (permission denied)",
+            path=str(path),
+            hint="check the file's permissions, or copy it somewhere you can read",
+        )
+    return RoofscopeError(
+        f"cannot be read ({exc.strerror or exc})", path=str(path), hint="check the path"
+    )
+
+
+def _not_regular(path: Path, mode: int) -> RoofscopeError:
+    if stat.S_ISFIFO(mode):
+        where = str(path)
+        if where.startswith(_FD_DIRS):
+            what = "is a pipe (as <(command) gives), not a regular file"
+        else:
+            what = "is a pipe (FIFO), not a regular file"
+        return RoofscopeError(
+            what,
+            path=where,
+            hint="roofscope reads an export more than once; save it to a file first "
+            "(command > report.csv) and pass that",
+        )
+    if stat.S_ISCHR(mode):
+        what = "is a character device, not a regular file"
+    elif stat.S_ISBLK(mode):
+        what = "is a block device, not a regular file"
+    elif stat.S_ISSOCK(mode):
+        what = "is a socket, not a regular file"
+    else:
+        what = "is not a regular file"
+    return RoofscopeError(what, path=str(path), hint="pass an export file written by ncu or nsys")
+
+
+def open_input(path: Path) -> int:
+    """A read-only descriptor of the regular file ``path`` (refused at once when it is not
+    one: opening is non-blocking, so a FIFO cannot hang here)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.EISDIR:
+            raise _directory_error(path) from exc
+        raise _stat_error(path, exc) from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise _directory_error(path)
+        raise _not_regular(path, mode)
+    os.set_blocking(fd, True)
+    return fd
+
+
+def duckdb_name(fd: int) -> str:
+    """The name under which DuckDB reads exactly the file open as ``fd``.
+
+    DuckDB's readers (``read_csv``, ``read_parquet``, …) expand ``*``, ``?`` and ``[…]`` in a
+    file name as a glob pattern, so ``r[1].csv`` would read ``r1.csv`` instead; a user's file
+    name must never reach them. ``/proc/self/fd/N`` has no pattern characters and names the
+    file already opened (and checked) here.
+    """
+    for folder in _FD_DIRS:
+        if os.path.isdir(folder):
+            return f"{folder}/{fd}"
+    raise RoofscopeError(
+        "cannot be handed to DuckDB by descriptor on this system (no /proc/self/fd or /dev/fd)",
+        hint="run roofscope on Linux or macOS",
+    )
+
+
+def _directory_error(path: Path) -> RoofscopeError:
+    return RoofscopeError(
+        "is a directory, not an export",
+        path=str(path),
+        hint="a directory must be an nsys parquetdir export or a recording of roofscope record",
+    )
 
 
 @dataclass
@@ -49,27 +167,13 @@ class Sniffed:
     notes: list[str] = field(default_factory=list)
     nul_after_header: int = 0  # NUL bytes inside the table (in the head read)
     errors: list[str] = field(default_factory=list)  # ncu's own ==ERROR== lines (in the head)
+    sample_rows: list[list[str]] = field(default_factory=list)  # rows just under the header
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> tuple[bytes, bool]:
     """First ``size`` bytes of the file, transparently gunzipped."""
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(2)
-    except IsADirectoryError as exc:
-        raise RoofscopeError(
-            "is a directory, not an export",
-            path=str(path),
-            hint="a directory must be an nsys parquetdir export or a recording of roofscope record",
-        ) from exc
-    except FileNotFoundError as exc:
-        raise RoofscopeError("no such file", path=str(path), hint="check the path") from exc
-    except PermissionError as exc:
-        raise RoofscopeError(
-            "cannot be read (permission denied)",
-            path=str(path),
-            hint="check the file's permissions, or copy it somewhere you can read",
-        ) from exc
+    with open(open_input(path), "rb") as fh:
+        magic = fh.read(2)
     compressed = magic == GZIP_MAGIC
     if not compressed:
         with open(path, "rb") as fh:
@@ -147,6 +251,12 @@ def _refuse_non_ncu(path: Path, head: bytes, text: str) -> None:
             path=str(path),
             hint="open recordings and nsys parquetdir folders as they are, not as CSV",
         )
+    if _is_utf32(head):
+        raise RoofscopeError(
+            "is UTF-32 text; ncu writes UTF-8",
+            path=str(path),
+            hint="convert it: iconv -f UTF-32 -t UTF-8 FILE > FILE.utf8.csv",
+        )
     if _is_utf16(head):
         raise RoofscopeError(
             "is UTF-16 text (as PowerShell's > writes it); ncu writes UTF-8",
@@ -163,6 +273,19 @@ def _refuse_non_ncu(path: Path, head: bytes, text: str) -> None:
             path=str(path),
             hint="download the raw file, not the web page that shows it",
         )
+
+
+def _is_utf32(head: bytes) -> bool:
+    """A UTF-32 byte-order mark, or ASCII text with three of every four bytes NUL."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return True
+    sample = head[: 400 - 400 % 4]
+    for offset in (0, 3):  # little-endian: the character first; big-endian: last
+        chars = sample[offset::4]
+        zeros = bytes(b for i, b in enumerate(sample) if i % 4 != offset)
+        if len(chars) >= 8 and not any(zeros) and all(c >= 32 or c in b"\t\n\r" for c in chars):
+            return True
+    return False
 
 
 def _is_utf16(head: bytes) -> bool:
@@ -184,7 +307,8 @@ def _mostly_binary(sample: bytes) -> bool:
     return odd > len(sample[:8192]) * 0.1
 
 
-def _no_header_error(path: Path, lines: list[str], complete: bool) -> RoofscopeError:
+def _no_header_error(path: Path, text: str, complete: bool) -> RoofscopeError:
+    lines = text.split("\n", ERROR_SCAN_LINES)[:ERROR_SCAN_LINES]
     content = [x.strip() for x in lines if x.strip()]
     if content and all(x.startswith(("==PROF==", "==WARNING==", "==ERROR==")) for x in content):
         return RoofscopeError(
@@ -194,7 +318,7 @@ def _no_header_error(path: Path, lines: list[str], complete: bool) -> RoofscopeE
         )
     if complete and content and content[0][:1] in "[{":
         try:
-            json.loads("\n".join(lines))
+            json.loads(text)
         except ValueError:
             pass
         else:
@@ -231,8 +355,9 @@ def _no_header_error(path: Path, lines: list[str], complete: bool) -> RoofscopeE
             path=str(path),
             hint='export again; the first line must start with "ID","Process ID"',
         )
+    where = "found" if complete else f"in its first {MAX_HEAD_BYTES >> 20} MB"
     return RoofscopeError(
-        "is not an Nsight Compute CSV export (no header with ID/Kernel Name columns found)",
+        f"is not an Nsight Compute CSV export (no header with ID/Kernel Name columns {where})",
         path=str(path),
         hint=EXPORT_HINT,
     )
@@ -247,31 +372,46 @@ def sniff(path: str | Path) -> Sniffed:
         text = head.replace(b"\x00", b"").decode("utf-8", errors="replace")
         if size == HEAD_BYTES:
             _refuse_non_ncu(path, head, text)
-        lines = text.split("\n")
         complete = len(head) < size
         # The last line may be cut by the read limit; only trust it when the file ended.
-        scan = lines if complete else lines[:-1]
+        scan = text if complete else text[: text.rfind("\n") + 1]
         found = _find_header(path, scan, compressed)
         if found is not None:
             parts = head.split(b"\n", found.header_line + 1)
             if len(parts) > found.header_line + 1:
                 found.nul_after_header = parts[-1].count(b"\x00")
-            found.errors = [x.strip() for x in scan if x.startswith("==ERROR==")]
+            found.errors = [x.strip() for x in re.findall(r"^==ERROR==.*$", scan, re.M)]
         # A raw header without its units row yet: read more, the row may be past the limit.
         if found is not None and (found.layout != RAW or found.units is not None or complete):
             return found
         if complete or size >= MAX_HEAD_BYTES:
             if found is not None:
                 return found
-            raise _no_header_error(path, lines, complete)
+            raise _no_header_error(path, text, complete)
         size *= 4
 
 
-def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | None:
-    for index, line in enumerate(lines):
-        stripped = line.lstrip("\ufeff").rstrip("\r")
-        if "Kernel Name" not in stripped:
-            continue
+def _lines_after(text: str, pos: int, count: int) -> list[str]:
+    """Up to ``count`` lines of ``text`` from offset ``pos`` (without splitting the rest)."""
+    out = []
+    while len(out) < count and pos <= len(text):
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        out.append(text[pos:end])
+        pos = end + 1
+    return out
+
+
+def _find_header(path: Path, text: str, compressed: bool) -> Sniffed | None:
+    """The first header line in ``text``: only lines holding ``Kernel Name`` are looked at,
+    found by ``str.find``, so a head of millions of blank or log lines costs one scan."""
+    pos = 0
+    while (hit := text.find("Kernel Name", pos)) >= 0:
+        start = text.rfind("\n", 0, hit) + 1
+        end = text.find("\n", hit)
+        end = len(text) if end < 0 else end
+        pos = end + 1
+        stripped = text[start:end].lstrip("\ufeff").rstrip("\r")
         fields = split_line(stripped)
         layout = _is_header(fields)
         if layout is None:
@@ -282,16 +422,17 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
                 path=str(path),
                 hint="the file is damaged or was not written by ncu; export it again",
             )
+        before = text[:start]
         sniffed = Sniffed(
             path=path,
             layout=layout,
             header=[f.strip() for f in fields],
-            header_line=index,
+            header_line=before.count("\n"),
             raw_header_line=stripped,
             compressed=compressed,
-            noise_lines_before=sum(1 for x in lines[:index] if x.strip()),
+            noise_lines_before=len(re.findall(r"^[^\S\n]*\S", before, re.M)),
         )
-        body = [split_line(x.rstrip("\r")) for x in lines[index + 1 : index + 40]]
+        body = [split_line(x.rstrip("\r")) for x in _lines_after(text, end + 1, 39)]
         if layout == RAW:
             # The units row is the first full-width row after the header (noise may sit
             # between them); its identification fields are empty.
@@ -299,6 +440,7 @@ def _find_header(path: Path, lines: list[str], compressed: bool) -> Sniffed | No
             if full and full[0][:1] == [""]:
                 sniffed.units = [u.strip() for u in full[0]]
                 body = full[1:]
+        sniffed.sample_rows = body
         names = sniffed.header
         if layout == DETAILS:
             value_cols = [names.index("Metric Value")]

@@ -107,3 +107,31 @@ def is_known_unit(text: str) -> bool:
     except UnknownUnitError:
         return False
     return True
+
+
+def ncu_base_unit(metric: str) -> str | None:
+    """The unit ``ncu --print-units base`` writes for ``metric``, read from its name, for the
+    families whose name says it (durations, bytes, cycles, clocks, instructions, percentages).
+    None when the name does not say. Only used for a raw page that lost its units row."""
+    name = metric.strip()
+    if ".pct_of_peak" in name:
+        return "%"
+    for suffix, per in ((".per_second", "s"), (".per_cycle_elapsed", "cycle")):
+        if name.endswith(suffix):
+            inner = ncu_base_unit(name[: -len(suffix)])
+            if inner == "cycle" and per == "s":
+                return "hz"
+            return f"{inner}/{per}" if inner and inner not in ("%", "ns") else None
+    if name.endswith(".peak_sustained"):
+        inner = ncu_base_unit(name[: -len(".peak_sustained")])
+        return f"{inner}/cycle" if inner and inner not in ("%", "ns") else None
+    counter = name.split(".", 1)[0]
+    if "time_duration" in counter or "__time_" in counter:
+        return "ns"
+    if "bytes" in counter:
+        return "byte"
+    if "cycles" in counter:
+        return "cycle"
+    if "inst_executed" in counter:
+        return "inst"
+    return None

@@ -95,19 +95,42 @@ def parts(path: Path) -> list[Path]:
     return [path]
 
 
+def part_problem(part: Path) -> str | None:
+    """Why a part cannot be read as a recording part (empty, not Parquet, damaged, unmarked);
+    None when it can."""
+    try:
+        if part.stat().st_size == 0:
+            return "empty: 0 bytes"
+        with part.open("rb") as fh:
+            if fh.read(4) != b"PAR1":
+                return "not a Parquet file"
+        metadata = pq.read_schema(part).metadata or {}
+    except (OSError, pa.ArrowException) as exc:
+        return f"damaged: {str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__}"
+    return None if MARKER in metadata else "no roofscope.recording marker"
+
+
 def is_recording(path: Path) -> bool:
-    """A recording folder (``part-*.parquet`` inside) or a Parquet file written by roofscope."""
+    """A recording folder (``part-*.parquet`` inside) or a Parquet file written by roofscope.
+
+    The first part that can be read decides: an empty or damaged part before it (a copy that
+    was cut) leaves the folder a recording, so the load names that part instead of calling
+    the folder "a directory"."""
     found = parts(path)
     if not found or not found[0].is_file():
         return False
-    try:
-        with found[0].open("rb") as fh:
-            if fh.read(4) != b"PAR1":
-                return False
-        metadata = pq.read_schema(found[0]).metadata or {}
-    except (OSError, pa.ArrowException):
-        return False
-    return MARKER in metadata
+    for part in found:
+        problem = part_problem(part)
+        if problem is None:
+            return True
+        if problem == "no roofscope.recording marker" or not path.is_dir():
+            return False
+    return False
+
+
+def broken_parts(path: Path) -> list[str]:
+    """``part-NNNNNN.parquet (why)`` for each part of a recording folder that cannot be read."""
+    return [f"{p.name} ({why})" for p in parts(path) if (why := part_problem(p)) is not None]
 
 
 def require_recording(path: Path) -> None:
@@ -122,21 +145,34 @@ def require_recording(path: Path) -> None:
         )
 
 
-def read_recording(path: Path) -> pa.Table:
-    """All parts as one table in time order. Raises RoofscopeError for what is not one."""
+def read_recorded(path: Path) -> pa.Table:
+    """All parts as one table in the order the recorder wrote them (part by part, row by row):
+    the true order of the samples even where the wall clock stepped back. Raises
+    RoofscopeError for what is not a recording, naming an empty or damaged part."""
     require_recording(path)
     tables = []
     for part in parts(path):
+        problem = part_problem(part)
+        if problem is not None and problem != "no roofscope.recording marker":
+            raise RoofscopeError(
+                f"unreadable recording part {part.name} ({problem})",
+                path=str(path),
+                hint="delete that part (or move it out of the folder); the others are complete",
+            )
         try:
             tables.append(pq.read_table(part))
         except (OSError, pa.ArrowException) as exc:
             raise RoofscopeError(
-                f"unreadable recording part {part.name} ({exc})",
+                f"unreadable recording part {part.name} ({str(exc).splitlines()[0][:120]})",
                 path=str(path),
-                hint="delete that part; the others are complete",
+                hint="delete that part (or move it out of the folder); the others are complete",
             ) from exc
-    table = pa.concat_tables(tables, promote_options="default") if tables else SCHEMA.empty_table()
-    return table.sort_by([("ts", "ascending"), ("gpu", "ascending")])
+    return pa.concat_tables(tables, promote_options="default") if tables else SCHEMA.empty_table()
+
+
+def read_recording(path: Path) -> pa.Table:
+    """All parts as one table in time order. Raises RoofscopeError for what is not one."""
+    return read_recorded(path).sort_by([("ts", "ascending"), ("gpu", "ascending")])
 
 
 class RecordingWriter:

@@ -9,6 +9,7 @@ from rich import box
 from rich.table import Table
 
 from roofscope.output.export import dicts_csv, table_text
+from roofscope.output.text import plain
 
 Column = tuple[str, Callable[[dict[str, Any]], str]]
 
@@ -34,7 +35,7 @@ def column_table(
             max_width=28 if squeezable else None,
         )
     for t in texts:
-        table.add_row(*t)
+        table.add_row(*map(plain, t))
     return table
 
 

@@ -11,6 +11,7 @@ from rich.text import Text
 from roofscope.charts.bars import hbars
 from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
+from roofscope.output.text import shown_doc
 from roofscope.output.units import si
 
 
@@ -94,6 +95,7 @@ def render_cost(doc: dict[str, Any], fmt: str, console: Console | None = None) -
 
 
 def cost_renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Group:
+    doc = shown_doc(doc)  # also drawn by the Compare pane
     prices = doc["prices"]
     caveat = _caveat(prices)
     return Group(
@@ -128,8 +130,8 @@ def render_mig(doc: dict[str, Any], fmt: str, console: Console | None = None) ->
 
 def mig_renderable(doc: dict[str, Any]) -> Group:
     parts: list[Any] = []
-    for a in doc["advice"]:
-        parts.append(Text.from_markup(f"[b]MIG: {a['source']}[/b] · {a['gpu']}"))
+    for a in shown_doc(doc)["advice"]:
+        parts.append(Text.assemble((f"MIG: {a['source']}", "bold"), f" · {a['gpu']}"))
         parts += [Text(f"  {line}") for line in a["reasoning"]]
         if a["profiles"]:
             parts.append(column_table(MIG_COLUMNS, a["profiles"], {"profile", "fits"}))

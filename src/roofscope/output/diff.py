@@ -18,6 +18,7 @@ from rich.text import Text
 from roofscope.grouping import base_name
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
+from roofscope.output.text import plain, shown_doc
 from roofscope.output.units import cut, si
 
 SHOWN_ROWS = 20  # table and Markdown; JSON and CSV carry every row
@@ -165,6 +166,7 @@ def to_csv(doc: dict[str, Any]) -> str:
 
 
 def renderable(doc: dict[str, Any], width: int, top: int | None = None) -> Group:
+    doc = shown_doc(doc)  # also drawn by the Compare pane
     before, after = doc["before"], doc["after"]
     # SIMPLE_HEAD puts one space between columns, so cells need no padding of their own
     # (with it, 80 columns cut the last one: "vanished" read "vanishe").
@@ -193,11 +195,13 @@ def renderable(doc: dict[str, Any], width: int, top: int | None = None) -> Group
     rows = doc["rows"]
     shown = top or SHOWN_ROWS
     for row in rows[:shown]:
-        table.add_row(*cells(row, doc["by"]))
+        table.add_row(*map(plain, cells(row, doc["by"])))
     parts: list[Any] = [
-        Text.from_markup(
-            f"[b]{label(before)}[/b] ({before['gpu'] or 'GPU ?'}) → "
-            f"[b]{label(after)}[/b] ({after['gpu'] or 'GPU ?'})"
+        Text.assemble(
+            (label(before), "bold"),
+            f" ({before['gpu'] or 'GPU ?'}) → ",
+            (label(after), "bold"),
+            f" ({after['gpu'] or 'GPU ?'})",
         ),
         Text(headline(doc)),
         Text(kernel_counts(doc)),

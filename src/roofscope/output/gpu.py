@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -12,8 +11,11 @@ from rich.console import Console
 from rich.table import Table
 
 from roofscope.analysis.recording import LOW_UTIL
+from roofscope.jsonout import dumps
 from roofscope.monitor.sample import GpuSample, Reading
 from roofscope.output.export import table_text
+from roofscope.output.text import console as plain_console
+from roofscope.output.text import plain, shown, shown_doc
 from roofscope.output.units import si
 
 Column = tuple[str, Callable[[Any], str]]
@@ -72,7 +74,7 @@ def _print(console: Console, title: str, columns: Sequence[Column], rows: list[l
     for row in rows:
         table.add_column(f"{row[0]}:{row[1]}", justify="right")
     for i, (name, _) in enumerate(columns[2:], start=2):
-        table.add_row(name, *(row[i] or "—" for row in rows))
+        table.add_row(name, *(plain(row[i] or "—") for row in rows))
     console.print(table)
 
 
@@ -81,13 +83,13 @@ def render_summary(
 ) -> str:
     """``summaries``: :meth:`GpuSummary.to_dict` of every GPU."""
     if fmt == "json":
-        return json.dumps({"gpus": summaries}, indent=2) + "\n"
-    rows = _rows(summaries, SUMMARY_COLUMNS)
+        return dumps({"gpus": summaries})
+    rows = _rows(shown_doc(summaries), SUMMARY_COLUMNS)
     if fmt == "table":
-        _print(console or Console(), "GPU recording summary", SUMMARY_COLUMNS, rows)
+        _print(console or plain_console(), "GPU recording summary", SUMMARY_COLUMNS, rows)
         energy = {s["energy_source"] for s in summaries if s["energy_source"]}
         if energy:
-            (console or Console()).print(f"energy from: {', '.join(sorted(energy))}")
+            (console or plain_console()).print(plain(f"energy from: {', '.join(sorted(energy))}"))
         return ""
     return table_text([name for name, _ in SUMMARY_COLUMNS], rows, fmt)
 
@@ -101,11 +103,13 @@ def render_reading(reading: Reading, fmt: str, console: Console | None = None) -
             "processes": [p.__dict__ for p in reading.processes],
             "notes": reading.notes,
         }
-        return json.dumps(doc, indent=2) + "\n"
-    rows = _rows(samples, SAMPLE_COLUMNS)
+        return dumps(doc)
+    rows = [
+        [shown(c) if c is not None else None for c in r] for r in _rows(samples, SAMPLE_COLUMNS)
+    ]
     if fmt == "table":
-        _print(console or Console(), "GPUs", SAMPLE_COLUMNS, rows)
+        _print(console or plain_console(), "GPUs", SAMPLE_COLUMNS, rows)
         for note in reading.notes:
-            (console or Console()).print(note)
+            (console or plain_console()).print(plain(note))
         return ""
     return table_text([name for name, _ in SAMPLE_COLUMNS], rows, fmt)

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
+from roofscope.output.text import plain, shown
 from roofscope.output.units import si
 
 MODEL_COLUMNS: tuple[Column, ...] = (
@@ -110,12 +111,12 @@ def _simple(
     squeeze: tuple[str, ...] = (),
 ) -> str:
     def table(d: dict[str, Any], width: int) -> Group:
-        parts: list[Any] = [Text(title)] if title else []
+        parts: list[Any] = [plain(title)] if title else []
         parts.append(column_table(columns, d[key], left, squeeze))
         return Group(*parts)
 
     def md(d: dict[str, Any]) -> str:
-        head = [title, ""] if title else []
+        head = [shown(title), ""] if title else []
         return "\n".join([*head, *column_markdown(columns, d[key])]) + "\n"
 
     return formatted(doc, fmt, console, csv=lambda d: flat_csv(d[key]), md=md, table=table)
@@ -140,7 +141,7 @@ def render_runs(doc: dict[str, Any], fmt: str, console: Console | None = None) -
             f"{title}\nstart one with roofscope profile MODEL (roofscope profile --list names "
             "them; --dry-run prints the commands), or --runs-dir DIR to look elsewhere"
         )
-        return formatted(doc, fmt, console, csv=str, md=str, table=lambda d, w: Text(hint))
+        return formatted(doc, fmt, console, csv=str, md=str, table=lambda d, w: plain(hint))
     return _simple(
         doc,
         "runs",

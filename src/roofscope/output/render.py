@@ -6,8 +6,6 @@ Markdown comment are the same numbers, and JSON is the source of truth.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -18,8 +16,11 @@ from rich.table import Table
 from rich.text import Text
 
 from roofscope.analysis.summary import flat_row
+from roofscope.jsonout import dumps, finite
 from roofscope.output.export import dicts_csv
 from roofscope.output.gpu import render_summary
+from roofscope.output.text import console as plain_console
+from roofscope.output.text import plain, shown_doc
 from roofscope.output.units import pct, ratio_pct, si
 
 FORMATS = ("table", "json", "csv", "md")
@@ -29,18 +30,12 @@ def _rows_key(report: dict[str, Any]) -> str:
     return "groups" if report.get("by", "group") == "group" else "rows"
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean(v) for v in value]
-    return value
+_clean = finite
 
 
 def to_json(doc: dict[str, Any]) -> str:
-    return json.dumps(_clean(doc), indent=2, ensure_ascii=False, default=str) + "\n"
+    """Strict JSON (no NaN): the real strings, which JSON escapes itself."""
+    return dumps(doc)
 
 
 def to_csv(doc: dict[str, Any]) -> str:
@@ -195,7 +190,7 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
             f"kernels cover {pct(100 * cover) if cover is not None else '—'} of real GPU time\n"
             f"{join['note']}"
         )
-    return Panel(lines, title=report["path"], title_align="left", box=box.ROUNDED)
+    return Panel(lines, title=plain(report["path"]), title_align="left", box=box.ROUNDED)
 
 
 def _nsys_panel(report: dict[str, Any]) -> Panel:
@@ -213,7 +208,7 @@ def _nsys_panel(report: dict[str, Any]) -> Panel:
     )
     if report.get("timeline"):
         lines.append("\n" + "\n".join(timeline_lines(report["timeline"])))
-    return Panel(lines, title=report["path"], title_align="left", box=box.ROUNDED)
+    return Panel(lines, title=plain(report["path"]), title_align="left", box=box.ROUNDED)
 
 
 # Left out first when a narrow terminal cannot hold every column next to the names.
@@ -260,7 +255,7 @@ def _rows_table(report: dict[str, Any], width: int | None = None) -> Table:
     for _, title, _fn in shown:
         table.add_column(title, justify="left" if title == "roof" else "right", no_wrap=True)
     for i, row in enumerate(rows):
-        table.add_row(str(row["name"]), *(cells[title][i] for _, title, _ in shown))
+        table.add_row(plain(row["name"]), *(plain(cells[title][i]) for _, title, _ in shown))
     return table
 
 
@@ -283,7 +278,7 @@ def _ceilings_table(report: dict[str, Any]) -> Table:
     table.add_column("value", justify="right", no_wrap=True)
     table.add_column("source", overflow="fold")
     for c in main:
-        table.add_row(c["name"], si(c["value"], c["unit"]), c["source"])
+        table.add_row(plain(c["name"]), si(c["value"], c["unit"]), plain(c["source"]))
     return table
 
 
@@ -341,14 +336,16 @@ def formatted(
     table: Callable[[dict[str, Any], int], Any],
 ) -> str:
     """The one dispatch of every headless command: text for json/csv/md; for ``table`` the
-    rich renderable (built for the console's width) is printed and '' returned."""
+    rich renderable (built for the console's width) is printed and '' returned. Every format
+    but JSON shows the strings of ``doc`` with control characters escaped."""
     if fmt == "json":
         return to_json(doc)
+    doc = shown_doc(doc)
     if fmt == "csv":
         return csv(doc)
     if fmt == "md":
         return md(doc)
-    console = console or Console(soft_wrap=False)
+    console = console or plain_console(soft_wrap=False)
     console.print(table(doc, console.width))
     return ""
 
@@ -357,9 +354,10 @@ def render(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str
     """Return the text for json/csv/md; print a rich table to ``console`` for ``table``."""
     if fmt == "json":
         return to_json(doc)
+    doc = shown_doc(doc)
     if fmt == "csv":
         return to_csv(doc)
     if fmt == "md":
         return to_markdown(doc)
-    to_table(doc, console or Console())
+    to_table(doc, console or plain_console())
     return None

@@ -14,6 +14,7 @@ from rich.text import Text
 from roofscope.charts.bars import hbars
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
+from roofscope.output.text import plain, shown_doc
 from roofscope.output.units import pct, ratio_pct, si
 
 
@@ -85,6 +86,7 @@ def to_csv(doc: dict[str, Any]) -> str:
 
 def renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Group:
     """Title, table, bar chart and caveats: the CLI table and the TUI show the same."""
+    doc = shown_doc(doc)  # also drawn by the Compare pane
     columns = shown(doc)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 0))
     for name, _ in columns:
@@ -92,13 +94,13 @@ def renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Gro
             name, justify="left" if name in ("setting", "GPU") else "right", no_wrap=True
         )
     for r in doc["rows"]:
-        table.add_row(*cells(r, columns))
+        table.add_row(*map(plain, cells(r, columns)))
     varying = ", ".join(doc["varying"]) or "nothing"
     gpus = {r["gpu"] or "GPU ?" for r in doc["rows"]}
     on = f" on {gpus.pop()}" if len(gpus) == 1 else ""
     parts: list[Any] = [
-        Text.from_markup(
-            f"[b]scaling[/b] across {len(doc['rows'])} reports{on} (varying: {varying})"
+        Text.assemble(
+            ("scaling", "bold"), f" across {len(doc['rows'])} reports{on} (varying: {varying})"
         ),
         table,
         *(Text(line) for line in chart(doc, min(width, 100), ascii_only)),

@@ -13,12 +13,14 @@ def si(value: float | None, unit: str = "", digits: int = 3) -> str:
     if value == 0:
         return f"0 {unit}".strip()
     mag = abs(value)
-    for scale, prefix in _PREFIXES:
+    scales = _PREFIXES + _SMALL
+    for i, (scale, prefix) in enumerate(scales):
         if mag >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
-    for scale, prefix in _SMALL:
-        if mag >= scale:
-            return f"{value / scale:.{digits}g} {prefix}{unit}".strip()
+            text = f"{value / scale:.{digits}g}"
+            if i > 0 and abs(float(text)) >= 1000:  # 999,999 rounds to 1 M, not "1e+03 k"
+                scale, prefix = scales[i - 1]
+                text = f"{value / scale:.{digits}g}"
+            return f"{text} {prefix}{unit}".strip()
     return f"{value:.{digits}g} {unit}".strip()
 
 

@@ -18,6 +18,8 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Vertical
+from textual.content import Content
+from textual.fuzzy import Matcher
 from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, OptionList, Static
 from textual.widgets.option_list import Option
@@ -29,6 +31,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule
 from roofscope.monitor.source import GpuSource
 from roofscope.output.export import write_table, write_text
+from roofscope.output.text import shown
 from roofscope.store import damaged_error, is_damaged
 from roofscope.tui.panes.compare import ComparePane
 from roofscope.tui.panes.detail import DetailPane
@@ -39,6 +42,7 @@ from roofscope.tui.panes.roofline import ROOFS, RooflinePane
 from roofscope.tui.panes.runs import RunsPane
 from roofscope.tui.panes.timeline import TimelinePane
 from roofscope.tui.screens.modals import ExportScreen, HelpScreen, RuleEditor
+from roofscope.tui.widgets.plain import PlainStatic
 
 PANES = (
     ("kernels", "Kernels"),
@@ -122,9 +126,10 @@ class RoofscopeCommands(Provider):
         else:
             entries += self._report_entries(app)
         for text, callback, help_text in entries:
+            text = shown(text)
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), callback, help=help_text)
+                yield Hit(score, _highlight(matcher, text), callback, help=help_text)
 
     async def discover(self) -> Hits:
         """Before anything is typed: the panes (typing finds groups and roofs too)."""
@@ -153,6 +158,15 @@ class RoofscopeCommands(Provider):
         return entries
 
 
+def _highlight(matcher: Matcher, text: str) -> Content:
+    """``Matcher.highlight`` without reading ``text`` as markup (a group named ``[/]``)."""
+    content = Content(text)
+    for offset in matcher.fuzzy_search.match(matcher.query, text)[1]:
+        if not text[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
+
+
 class StartScreen(Screen[str]):
     """``roofscope open`` with no file: the bundled samples and recently opened reports."""
 
@@ -169,7 +183,8 @@ class StartScreen(Screen[str]):
                 "Open your own with: roofscope open FILE…"
             )
             yield OptionList(
-                *[Option(_short_path(c), id=c) for c in self.choices], id="start-choices"
+                *[Option(Content(shown(_short_path(c))), id=c) for c in self.choices],
+                id="start-choices",
             )
         yield Footer(compact=True)
 
@@ -259,7 +274,7 @@ class RoofscopeApp(App[None]):
         self._told_changed: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Static("loading…", id="loading")
+        yield PlainStatic("loading…", id="loading")
         yield Footer(compact=True)  # ? Help and q Quit in view at 80 columns
 
     def on_mount(self) -> None:
@@ -310,8 +325,26 @@ class RoofscopeApp(App[None]):
         self._told_changed = []
         self.selected_group = self.selected_launch = None
         self.stale = set(STALE)
-        self.mount(Static("loading…", id="loading"), before=self.query_one(Footer))
+        self.mount(PlainStatic("loading…", id="loading"), before=self.query_one(Footer))
         self._open(paths)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notification is plain text: messages carry file and kernel names."""
+        super().notify(
+            shown(message, lines=True),
+            title=shown(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def _watchdog(self) -> None:
         """Leave when the terminal is gone (an SSH link that dropped), like dolphie does; say

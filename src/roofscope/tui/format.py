@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from roofscope.output.text import shown
 from roofscope.output.units import pct, ratio_pct, si
 
 
@@ -26,4 +27,15 @@ def frac(v: float | None) -> str:
 
 
 def text(v: object) -> str:
-    return "—" if v is None else str(v)
+    """Text from the export (a name): verbatim, control characters visible."""
+    return shown(v)
+
+
+def count(v: int | None, width: int = 6) -> str:
+    """``1,234`` while it fits ``width``, else a compact ``1.00M``: never a cut ``1,000,``."""
+    if v is None:
+        return "—"
+    full = f"{v:,}"
+    if len(full) <= width:
+        return full
+    return si(v, digits=3 if width >= 5 else 2).replace(" ", "")

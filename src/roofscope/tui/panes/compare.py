@@ -24,7 +24,9 @@ from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
 from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
+from roofscope.output.text import plain, shown
 from roofscope.output.units import cut, si
+from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -84,12 +86,17 @@ class ComparePane(Vertical, can_focus=True):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        yield Static(id="compare-summary")
-        yield DataTable(id="compare-table", cursor_type="row", cell_padding=0)
-        yield Static(id="compare-chart")
-        yield Static(id="compare-legend")
+        yield PlainStatic(id="compare-summary")
+        yield PlainTable(
+            id="compare-table",
+            squeeze=("group", "kernel", "launch"),
+            cursor_type="row",
+            cell_padding=0,
+        )
+        yield PlainStatic(id="compare-chart")
+        yield PlainStatic(id="compare-legend")
         with VerticalScroll(id="compare-decide"):
-            yield Static(id="compare-decide-text")
+            yield PlainStatic(id="compare-decide-text")
 
     # -- which reports --------------------------------------------------------------------
     def comparable(self) -> list[int]:
@@ -144,7 +151,8 @@ class ComparePane(Vertical, can_focus=True):
             table.add_column(name, width=WIDTHS.get(name, 10))
         for i, row in enumerate(self.doc["rows"]):
             name, *rest = out.cells(row, self.by)
-            table.add_row(cut(name, name_width - 1), *rest, key=str(i))  # a space before the next
+            # cut one short: a space before the next column
+            table.add_row(cut(shown(name), name_width - 1), *rest, key=str(i))
         if not self.doc["rows"]:
             self.redraw()  # with rows, the first one's RowHighlighted draws the chart
 
@@ -341,5 +349,5 @@ def _close(a: float, b: float) -> bool:
 
 def _lines(lines: list[str]) -> Text:
     """One screen row per line, cut with an ellipsis rather than wrapped."""
-    text = Text("\n".join(lines), no_wrap=True, overflow="ellipsis")
+    text = plain("\n".join(lines), lines=True, no_wrap=True, overflow="ellipsis")
     return text

@@ -14,6 +14,7 @@ from roofscope.analysis.detail import MetricRow
 from roofscope.errors import RoofscopeError
 from roofscope.output.units import si
 from roofscope.regex import check_regex, search
+from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -46,9 +47,14 @@ class DetailPane(Vertical):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        yield Static("select a group or launch in Kernels (1)", id="detail-title")
+        yield PlainStatic("select a group or launch in Kernels (1)", id="detail-title")
         yield Input(placeholder="search metric names and formulas (regex)", id="detail-search")
-        table: DataTable[str] = DataTable(id="metrics", cursor_type="row", zebra_stripes=True)
+        table: DataTable[str] = PlainTable(
+            id="metrics",
+            squeeze=("metric", "unit", "formula / source"),
+            cursor_type="row",
+            zebra_stripes=True,
+        )
         for title, width in (
             ("kind", 7),
             ("metric", 36),

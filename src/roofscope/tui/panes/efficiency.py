@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
 from roofscope.tui import format as f
+from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -34,9 +35,9 @@ class EfficiencyPane(Vertical):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        yield Static(id="efficiency-summary")
+        yield PlainStatic(id="efficiency-summary")
         with Horizontal():
-            bins: DataTable[str] = DataTable(id="bins", cursor_type="row")
+            bins: DataTable[str] = PlainTable(id="bins", cursor_type="row")
             for title, width in (
                 ("efficiency", 10),
                 ("time", 9),
@@ -46,7 +47,9 @@ class EfficiencyPane(Vertical):
             ):
                 bins.add_column(title, width=width)
             yield bins
-            ranking: DataTable[str] = DataTable(id="ranking", cursor_type="row")
+            ranking: DataTable[str] = PlainTable(
+                id="ranking", squeeze=("group",), cursor_type="row"
+            )
             for title, width in (("group", 24), ("headroom", 9), ("speedup", 7), ("eff", 5)):
                 ranking.add_column(title, width=width)
             yield ranking

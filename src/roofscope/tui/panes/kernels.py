@@ -14,6 +14,7 @@ from roofscope.analysis.browse import LAUNCH_COLUMNS, Filter
 from roofscope.api import AXES
 from roofscope.errors import RoofscopeError
 from roofscope.tui import format as f
+from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 from roofscope.tui.widgets.virtual_table import Column, VirtualTable
 
 if TYPE_CHECKING:
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 # an ncu report opened with an nsys export of the same program.
 GROUP_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
     ("name", "group", f.text, 24),
-    ("launches", "n", lambda v: f"{v:,}", 6),
+    ("launches", "n", f.count, 6),
     ("time_s", "time", f.time, 9),
     ("time_pct", "%", f.share, 6),
     ("flop_per_s", "FLOP/s", f.rate, 13),
@@ -34,7 +35,7 @@ GROUP_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
 )
 NSYS_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
     ("name", "group", f.text, 26),
-    ("launches", "n", lambda v: f"{v:,}", 8),
+    ("launches", "n", lambda v: f.count(v, 8), 8),
     ("time_s", "time", f.time, 9),
     ("time_pct", "%", f.share, 6),
     ("time_avg_s", "avg", f.time, 9),
@@ -127,12 +128,14 @@ class KernelsPane(Vertical):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        yield Static(id="kernels-status")
+        yield PlainStatic(id="kernels-status")
         yield Input(
             placeholder="regex over kernel and group names (Enter applies, Esc clears)",
             id="kernels-filter",
         )
-        table: DataTable[str] = DataTable(id="groups", cursor_type="row", zebra_stripes=True)
+        table: DataTable[str] = PlainTable(
+            id="groups", squeeze=("group",), cursor_type="row", zebra_stripes=True
+        )
         # fixed widths: a layout that does not depend on when DataTable measures its cells
         for _key, title, _fmt, width in GROUP_COLUMNS:
             table.add_column(title, key=title, width=width)
@@ -362,5 +365,8 @@ class KernelsPane(Vertical):
                 for r in rows
             ]
         header = [title for _, title, _, _ in self.columns]
-        body = [[fmt(_value(r, k)) for k, _, fmt, _ in self.columns] for r in self.rows]
+        exact = {"launches": lambda v: f"{v:,}"}  # a file keeps every digit
+        body = [
+            [exact.get(k, fmt)(_value(r, k)) for k, _, fmt, _ in self.columns] for r in self.rows
+        ]
         return header, body

@@ -27,6 +27,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.monitor.history import SeriesHistory
 from roofscope.monitor.sample import GpuSample, ProcessInfo, Reading
 from roofscope.monitor.source import GpuSource
+from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 ZOOMS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
@@ -116,10 +117,12 @@ class MonitorPane(Vertical, can_focus=True):
         self._shown_processes: list[ProcessInfo] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static("starting the GPU source…", id="monitor-header")
+        yield PlainStatic("starting the GPU source…", id="monitor-header")
         with VerticalScroll(id="monitor-cards"):
             yield Lines(id="monitor-cards-text")
-        table: DataTable = DataTable(id="monitor-procs", cursor_type="row", zebra_stripes=True)
+        table: DataTable = PlainTable(
+            id="monitor-procs", squeeze=("process",), cursor_type="row", zebra_stripes=True
+        )
         table.add_columns("GPU", "PID", "process", "GPU memory")
         yield table
 

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from roofscope.charts.roofline import Point, Roof, legend, render
+from roofscope.tui.widgets.plain import PlainStatic
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -45,8 +46,8 @@ class RooflinePane(Vertical, can_focus=True):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        yield Static(id="roofline-chart")
-        yield Static(id="roofline-legend")
+        yield PlainStatic(id="roofline-chart")
+        yield PlainStatic(id="roofline-legend")
 
     def on_resize(self) -> None:
         if self.rows:

@@ -25,6 +25,7 @@ from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import MODES, PRECISIONS, RunSpec, find_tool
 from roofscope.profiling.presets import PRESETS
 from roofscope.profiling.progress import Progress
+from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:
     from roofscope.profiling.runner import Runner
@@ -84,7 +85,7 @@ class RunsPane(Vertical):
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
-        yield Static(id="runs-head")
+        yield PlainStatic(id="runs-head")
         with Horizontal(id="runs-form"):
             yield Select([(f"{m.name}", m.name) for m in MODELS.values()], value="resnet18",
                          allow_blank=False, id="run-model")  # fmt: skip
@@ -94,12 +95,14 @@ class RunsPane(Vertical):
             yield Select([(p, p) for p in PRESETS], value="roofline", allow_blank=False,
                          id="run-preset")  # fmt: skip
             yield Select([(m, m) for m in MODES], value="train", allow_blank=False, id="run-mode")
-        table: DataTable[str] = DataTable(id="runs-table", cursor_type="row")
+        table: DataTable[str] = PlainTable(
+            id="runs-table", squeeze=("model", "settings", "preset", "status"), cursor_type="row"
+        )
         for title, width in (("started", 11), ("model", 10), ("settings", 10), ("preset", 8),
                              ("status", 9), ("time", 7), ("kernels", 7)):  # fmt: skip
             table.add_column(title, width=width)
         yield table
-        yield Static(id="run-detail", markup=False)
+        yield PlainStatic(id="run-detail", markup=False)
 
     def on_mount(self) -> None:
         self._head()

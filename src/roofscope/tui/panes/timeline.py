@@ -16,6 +16,7 @@ from roofscope.analysis.timeline import Timeline, Window
 from roofscope.charts.sparkline import sparkline
 from roofscope.output.render import timeline_lines
 from roofscope.output.units import si
+from roofscope.tui.widgets.plain import PlainStatic
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -65,8 +66,8 @@ class TimelinePane(Vertical, can_focus=True):
         return self.devices[self.device_index] if self.devices else None
 
     def compose(self) -> ComposeResult:
-        yield Static(id="timeline-summary")
-        yield Static(id="timeline-chart")
+        yield PlainStatic(id="timeline-summary")
+        yield PlainStatic(id="timeline-chart")
 
     def _buckets(self) -> int:
         # the pane's width, not the chart's: that Static is as wide as its last content, and

@@ -14,6 +14,7 @@ from textual.widgets import Input, Static
 
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule, save_rule
+from roofscope.tui.widgets.plain import PlainStatic
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
@@ -77,7 +78,7 @@ class RuleEditor(ModalScreen[None]):
             )
             yield Input(placeholder="regex, e.g. splitKreduce", id="rule-pattern")
             yield Input(placeholder="group name, e.g. split-K epilogue", id="rule-name")
-            yield Static(id="rule-preview")
+            yield PlainStatic(id="rule-preview")
 
     @on(Input.Changed)
     def _preview(self) -> None:

@@ -9,7 +9,7 @@ asks a worker for it, and the worker's result refreshes the view.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from rich.segment import Segment
@@ -22,6 +22,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from roofscope.output.text import shown
 from roofscope.output.units import cut
 
 PAGE = 128
@@ -119,6 +120,7 @@ class VirtualTable(ScrollView, can_focus=True):
             return
         self._pages[page] = rows
         self._pending.discard(page)
+        self._fit(rows)
         if len(self._pages) > 64:  # bounded memory whatever the row count
             far = sorted(self._pages, key=lambda p: abs(p - self.cursor // PAGE))[-1]
             self._pages.pop(far, None)
@@ -126,11 +128,26 @@ class VirtualTable(ScrollView, can_focus=True):
         if page == self.cursor // PAGE:
             self._announce()
 
+    def _fit(self, rows: list[tuple]) -> None:
+        """Widen a number column to its widest cell: a number is never cut to a prefix
+        (only the left-aligned text columns are cut, with an ellipsis)."""
+        wider = False
+        for i, col in enumerate(self.columns):
+            if not col.right:
+                continue
+            need = max((len(shown(col.fmt(r[i]))) for r in rows if i < len(r)), default=0)
+            if need > col.width:
+                self.columns[i] = replace(col, width=need)
+                wider = True
+        if wider:
+            width = sum(c.width + 1 for c in self.columns)
+            self.virtual_size = Size(width, self.count + 1)
+
     # -- drawing ---------------------------------------------------------------------------
     def _cells(self, values: Sequence[str]) -> str:
         parts = []
         for col, text in zip(self.columns, values, strict=False):
-            text = cut(text, col.width)
+            text = cut(shown(text), col.width)
             parts.append(text.rjust(col.width) if col.right else text.ljust(col.width))
         return " ".join(parts)
 

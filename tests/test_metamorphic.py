@@ -1,0 +1,314 @@
+"""Rewrites of real exports that real pipelines make must not change any total roofscope reports.
+
+DESIGN §8: "the totals of a real export do not change when it is rewritten as real pipelines do
+(no final newline, CRLF, BOM, gzip, row or column order, odd file names)". Each test rewrites a
+real export in tmp_path and compares launches, time, FLOPs per precision and bytes per level with
+those of the untouched file, each load with its own empty cache so no cache can hide a change.
+Files are the small real exports (≤ ~0.6 MB) so the whole module stays well under a minute.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import random
+import re
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES, SHARED
+from tests.test_oracle import differences, roofscope_totals
+
+EXACT = 1e-12  # rewrites change no digit; unit rescaling moves a decimal point at most
+
+# (label, path relative to its root, page kind)
+CSV_EXPORTS = [
+    ("mlp-raw-sections", SAMPLES / "mlp_fp32_b128_h100.ncu-raw.csv", "ncu"),
+    ("app-raw-preamble", SHARED / "generated/ncu_2025.3.1_h100/app_metrics_raw.csv", "ncu"),
+    ("app-details-rules", SHARED / "generated/ncu_2025.3.1_h100/app_full_details.csv", "ncu"),
+    ("app-summary", SHARED / "generated/ncu_2025.3.1_h100/app_metrics_summary_per_kernel.csv",
+     "ncu"),
+    ("t4-details-nul", SHARED / "public/cissieAB__pinn-heat-equation__Tesla-T4_1run_time.csv",
+     "ncu"),
+    ("a100-details-multiline", SHARED / "public/leleucas__Actual-Parameter-Collection-for-"
+     "Machine-Learning-Operators__gpt2_flashattn_nsight.csv", "ncu"),
+    ("v100-details", SHARED / "wild/wangzy0327__cuda-roofline__src_output.csv", "ncu"),
+    ("a100-details-smsp", SHARED / "wild/Gardenia-Tian__LearningNote4Dev__CUDA_gemm_output_"
+     "gemm.csv", "ncu"),
+    ("b200-raw", SHARED / "wild/meinie0826__Roofline-Analysis__decodebench_results_ncu_"
+     "flashinfer_paged_decode__gqa_bf16_b128_ctx2k_p64.ncu.csv", "ncu"),
+    ("nsys-kern-sum", SHARED / "public/CodeGandee__llm-perf-opt__summary_cuda_gpu_kern_sum.csv",
+     "nsys"),
+    ("nsys-trace", SHARED / "generated/nsys_2025.3.1_from_ayush-os_a100/"
+     "ayush_vector_add_profile_v3_cuda_gpu_trace.csv", "nsys"),
+]  # fmt: skip
+SQLITE_EXPORTS = [
+    ("kmeans", SHARED / "public/martisu1631998__kmeans-parallel__report2.sqlite"),
+    ("memfusion", SHARED / "public/LeiWang1999__memfusion_artifact__report1.sqlite"),
+]
+# The same report exported with auto-scaled and with base units.
+UNIT_PAIRS = [
+    ("mobilenet-sample", SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv",
+     SAMPLES / "mobilenetv2_fp32_h100.ncu-raw-base.csv"),
+    ("mobilenet-h100", SHARED / "h100/mobilenet_metrics.raw.csv",
+     SHARED / "h100/mobilenet_metrics.raw_base.csv"),
+    ("app-subset", SHARED / "generated/ncu_2025.3.1_h100/app_full_raw_subset.csv",
+     SHARED / "generated/ncu_2025.3.1_h100/app_full_raw_subset_base.csv"),
+]  # fmt: skip
+
+
+_ORIGINALS: dict[Path, dict] = {}  # totals of the untouched files, each read once per run
+
+
+@pytest.fixture
+def totals(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """roofscope's totals of a file, loaded with a cache folder of its own (an untouched
+    original is read once per run, also with its own cache)."""
+    count = iter(range(1_000_000))
+
+    def load(path: Path) -> dict:
+        original = path.is_relative_to(SAMPLES) or path.is_relative_to(SHARED)
+        if original and path in _ORIGINALS:
+            return _ORIGINALS[path]
+        monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(tmp_path / f"cache{next(count)}"))
+        result = roofscope_totals(path)
+        if original:
+            _ORIGINALS[path] = result
+        return result
+
+    return load
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"{path} not available (shared samples folder absent)")
+    return path
+
+
+# -- splitting an export into verbatim rows ------------------------------------------------------
+
+_NCU_HEADER = re.compile(r'^\ufeff?"?(ID|Process ID)"?,"?(Process ID|Process Name)"?,')
+
+
+class Table:
+    """An export as preamble text, header/units rows, data rows and trailing text, each row kept
+    as its original text (quoted newlines included) next to its parsed fields."""
+
+    def __init__(self, text: str, kind: str):
+        lines = re.findall(r"[^\n]*\n|[^\n]+$", text)
+        self.kind = kind
+        start = next(i for i, line in enumerate(lines) if self._is_header(line))
+        self.preamble = "".join(lines[:start])
+        self.rows: list[tuple[str, list[str]]] = []  # (text, fields) from the header on
+        pos = start
+        while pos < len(lines):
+            end = pos + 1
+            while True:  # a row ends where its quotes balance
+                chunk = "".join(lines[pos:end])
+                if chunk.count('"') % 2 == 0 or end >= len(lines):
+                    break
+                end += 1
+            self.rows.append((chunk, next(csv.reader([chunk.rstrip("\r\n")]), [])))
+            pos = end
+        self.header = self.rows[0][1]
+        n_head = 2 if kind == "ncu" and self._has_units() else 1
+        self.head = self.rows[:n_head]
+        data_end = n_head
+        while data_end < len(self.rows) and self._is_data(self.rows[data_end]):
+            data_end += 1
+        self.data = self.rows[n_head:data_end]
+        self.tail = self.rows[data_end:]
+
+    def _is_header(self, line: str) -> bool:
+        if self.kind == "ncu":
+            return bool(_NCU_HEADER.match(line))
+        return line.startswith(("Time", "Start"))
+
+    def _has_units(self) -> bool:
+        return "Metric Name" not in self.header and self.rows[1][1][:1] == [""]
+
+    def _is_data(self, row: tuple[str, list[str]]) -> bool:
+        if self.kind == "ncu":
+            return bool(row[1]) and row[1][0].strip().isdigit()
+        return bool(row[0].strip())
+
+    def text(self, head=None, data=None) -> str:
+        rows = (head if head is not None else self.head) + (data if data is not None else self.data)
+        body = "".join(t if t.endswith("\n") else t + "\n" for t, _ in rows)
+        return self.preamble + body + "".join(t for t, _ in self.tail)
+
+    def launch_blocks(self) -> list[list[tuple[str, list[str]]]]:
+        """Data rows grouped by launch: one row on a raw page or an nsys table, consecutive rows
+        with the same identification columns on a details or summary page."""
+        if self.kind != "ncu" or "Section Name" not in self.header:
+            return [[row] for row in self.data]
+        ident = self.header.index("Section Name")
+        blocks: list[list[tuple[str, list[str]]]] = []
+        for row in self.data:
+            if blocks and blocks[-1][0][1][:ident] == row[1][:ident]:
+                blocks[-1].append(row)
+            else:
+                blocks.append([row])
+        return blocks
+
+
+def _read(path: Path) -> str:
+    return path.read_bytes().decode("utf-8")
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def _serialise(fields: list[str], kind: str, newline: str) -> str:
+    out = io.StringIO()
+    quoting = csv.QUOTE_ALL if kind == "ncu" else csv.QUOTE_MINIMAL
+    csv.writer(out, quoting=quoting, lineterminator=newline).writerow(fields)
+    return out.getvalue()
+
+
+# -- rewrites -------------------------------------------------------------------------------------
+
+
+def no_final_newline(path: Path, kind: str, out: Path) -> Path:
+    return _write(out, _read(path).rstrip("\r\n"))
+
+
+def crlf(path: Path, kind: str, out: Path) -> Path:
+    return _write(out, re.sub(r"\r?\n", "\r\n", _read(path)))
+
+
+def bom(path: Path, kind: str, out: Path) -> Path:
+    return _write(out, "\ufeff" + _read(path).removeprefix("\ufeff"))
+
+
+def gzipped(path: Path, kind: str, out: Path) -> Path:
+    gz = out.with_name(out.name + ".gz")
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    return gz
+
+
+def rows_shuffled(path: Path, kind: str, out: Path) -> Path:
+    """Data rows in another order; the header (and units row) first, a launch's rows together."""
+    table = Table(_read(path), kind)
+    blocks = table.launch_blocks()
+    assert len(blocks) >= 2, "nothing to shuffle"
+    order = list(range(len(blocks)))
+    random.Random(16).shuffle(order)
+    if order == sorted(order):
+        order.reverse()
+    return _write(out, table.text(data=[row for i in order for row in blocks[i]]))
+
+
+def columns_permuted(path: Path, kind: str, out: Path) -> Path:
+    """Columns in another order (ncu: ID stays first); short ragged rows padded to full width."""
+    table = Table(_read(path), kind)
+    width = len(table.header)
+    rest = list(range(1 if kind == "ncu" else 0, width))
+    rng = random.Random(16)
+    perm = rest[:]
+    while perm == rest:
+        rng.shuffle(perm)
+    perm = ([0] if kind == "ncu" else []) + perm
+
+    def rewrite(row: tuple[str, list[str]]) -> tuple[str, list[str]]:
+        text, fields = row
+        newline = "\r\n" if text.endswith("\r\n") else "\n"
+        fields = fields + [""] * (width - len(fields))
+        assert len(fields) == width, f"row wider than the header: {text[:80]!r}"
+        moved = [fields[i] for i in perm]
+        return _serialise(moved, kind, newline), moved
+
+    return _write(
+        out, table.text([rewrite(r) for r in table.head], [rewrite(r) for r in table.data])
+    )
+
+
+REWRITES = [no_final_newline, crlf, bom, gzipped, rows_shuffled, columns_permuted]
+
+
+@pytest.mark.parametrize("rewrite", REWRITES, ids=[r.__name__ for r in REWRITES])
+@pytest.mark.parametrize(
+    ("path", "kind"), [(p, k) for _, p, k in CSV_EXPORTS], ids=[n for n, _, _ in CSV_EXPORTS]
+)
+def test_rewritten_csv_keeps_its_totals(path: Path, kind: str, rewrite, tmp_path: Path, totals):
+    """Each rewrite a real pipeline makes leaves every total as the original file gives it."""
+    before = totals(_need(path))
+    assert before["launches"] > 0, "a real export with kernels"
+    changed = rewrite(path, kind, tmp_path / f"rewritten{''.join(path.suffixes)}")
+    assert changed.read_bytes() != path.read_bytes()
+    assert differences(before, totals(changed), rel=EXACT) == []
+
+
+def _decoy_pair(tmp_path: Path, source: Path, decoy_source: Path, suffix: str) -> Path:
+    """``my report [1] *?{suffix}`` beside ``my report 1 ab{suffix}``, which its name matches
+    as a glob pattern: a reader that expands patterns would open the decoy."""
+    odd = tmp_path / f"my report [1] *?{suffix}"
+    shutil.copyfile(source, odd)
+    decoy = tmp_path / f"my report 1 ab{suffix}"
+    shutil.copyfile(decoy_source, decoy)
+    assert decoy.match(odd.name)  # the decoy really is what the pattern would find
+    return odd
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"), [(p, k) for _, p, k in CSV_EXPORTS], ids=[n for n, _, _ in CSV_EXPORTS]
+)
+def test_odd_file_name_next_to_a_decoy(path: Path, kind: str, tmp_path: Path, totals):
+    """Spaces, brackets, ``*`` and ``?`` in a name are characters, not a pattern."""
+    before = totals(_need(path))
+    other = SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv"  # one launch: unlike every file here
+    decoy_totals = totals(other)
+    assert differences(before, decoy_totals) != [], "the decoy must differ to be a decoy"
+    odd = _decoy_pair(tmp_path, path, other, "".join(path.suffixes))
+    assert differences(before, totals(odd), rel=EXACT) == []
+
+
+@pytest.mark.parametrize(
+    ("auto", "base"), [(a, b) for _, a, b in UNIT_PAIRS], ids=[n for n, _, _ in UNIT_PAIRS]
+)
+def test_auto_and_base_units_give_the_same_totals(auto: Path, base: Path, totals):
+    """`--print-units base` and auto-scaled units of one report: the same totals, the unit
+    table moving only the decimal point."""
+    assert differences(totals(_need(base)), totals(_need(auto)), rel=EXACT) == []
+
+
+# -- nsys SQLite ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", [p for _, p in SQLITE_EXPORTS], ids=[n for n, _ in SQLITE_EXPORTS])
+def test_sqlite_copied_under_an_odd_name(path: Path, tmp_path: Path, totals):
+    """A copy under another (odd) name, beside a decoy, reads the same."""
+    before = totals(_need(path))
+    decoy_source = next(p for _, p in SQLITE_EXPORTS if p != path)
+    odd = _decoy_pair(tmp_path, path, _need(decoy_source), ".sqlite")
+    assert differences(before, totals(odd), rel=EXACT) == []
+
+
+@pytest.mark.parametrize("path", [p for _, p in SQLITE_EXPORTS], ids=[n for n, _ in SQLITE_EXPORTS])
+def test_sqlite_kernel_rows_in_another_order(path: Path, tmp_path: Path, totals):
+    """CUPTI_ACTIVITY_KIND_KERNEL rows re-inserted in shuffled order: same totals."""
+    before = totals(_need(path))
+    assert before["launches"] > 1
+    copy = tmp_path / "shuffled.sqlite"
+    shutil.copyfile(path, copy)
+    con = sqlite3.connect(copy)
+    try:
+        rows = con.execute("SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall()
+        shuffled = rows[:]
+        random.Random(16).shuffle(shuffled)
+        if shuffled == rows:
+            shuffled.reverse()
+        marks = ", ".join("?" * len(rows[0]))
+        con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
+        con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({marks})", shuffled)
+        con.commit()
+        assert con.execute("SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall() != rows
+    finally:
+        con.close()
+    assert differences(before, totals(copy), rel=EXACT) == []
