@@ -70,3 +70,20 @@ class SyntheticSource:
 
     def close(self) -> None:
         self.closed = True
+
+
+class FakeClock:
+    """The recorder's clock and stop event: waiting advances time instead of sleeping."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+    def is_set(self) -> bool:
+        return False
+
+    def wait(self, seconds: float) -> bool:
+        self.t += seconds
+        return False

@@ -61,3 +61,15 @@ def test_group_detail_averages_unitless_values_and_sums_counts(in_tmp_cwd):
     assert major.value == pytest.approx(9) and major.source == "time-weighted mean"
     launches = sum(r["launches"] for r in session.rows("group") if r["name"] == "GEMM")
     assert launches > 1 and rows["time_s"].source  # derived rows still present
+
+
+def test_missing_gpu_warning_fits_the_kind_of_file(tmp_path, in_tmp_cwd):
+    """An nsys stats table is not a details page: the hint says why this file has no GPU."""
+    path = tmp_path / "r_cuda_gpu_kern_sum.csv"
+    path.write_text(
+        "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),"
+        "Name\n100.0,3000,3,1000,1000,900,1100,100,kern_a\n"
+    )
+    warnings = roofscope.load(path, use_cache=False).warnings
+    gpu = next(w for w in warnings if "does not name its GPU" in w)
+    assert "nsys stats tables never do" in gpu and "details" not in gpu

@@ -29,7 +29,7 @@ from roofscope.monitor.recording import (
 from roofscope.monitor.sample import GpuSample, Reading
 from roofscope.monitor.source import GpuSource
 from tests.conftest import SAMPLES
-from tests.gpu_fakes import T0, SyntheticSource
+from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 
 H100_RECORDING = SAMPLES / "h100_matmul.parquet"
 
@@ -42,23 +42,6 @@ def nvml_present() -> bool:
     except RoofscopeError:
         return False
     return True
-
-
-class FakeClock:
-    """The recorder's clock and stop event: waiting advances time instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def is_set(self) -> bool:
-        return False
-
-    def wait(self, seconds: float) -> bool:
-        self.t += seconds
-        return False
 
 
 def util(k: int) -> float:

@@ -17,26 +17,9 @@ import pytest
 from roofscope.api import load
 from roofscope.monitor.recorder import record
 from roofscope.monitor.recording import parts
-from tests.gpu_fakes import T0, SyntheticSource
+from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 
 YEARS_200 = 200 * 365.25 * 86400  # ~6.3e9 s
-
-
-class FakeClock:
-    """The recorder's pacing clock and stop event: waiting advances time instead of sleeping."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        return self.t
-
-    def is_set(self) -> bool:
-        return False
-
-    def wait(self, seconds: float) -> bool:
-        self.t += seconds
-        return False
 
 
 def _record(out: Path, seconds: int = 30, gpus: int = 2) -> Path:

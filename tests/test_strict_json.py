@@ -6,9 +6,6 @@ from __future__ import annotations
 import ast
 import json
 import math
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,6 +16,7 @@ import roofscope
 from roofscope.monitor.recording import to_table
 from roofscope.output.gpu import render_summary
 from roofscope.output.render import render
+from tests.conftest import run_cli
 from tests.gpu_fakes import SyntheticSource
 from tests.ncu_builder import raw_page, write
 
@@ -36,15 +34,7 @@ def strict(text: str) -> object:
 
 
 def _run(*args: str, cwd: Path) -> str:
-    env = {**os.environ, "ROOFSCOPE_CACHE_DIR": str(cwd / "cache"), "HOME": str(cwd)}
-    out = subprocess.run(
-        [sys.executable, "-m", "roofscope", *args, "--format", "json"],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+    out = run_cli(*args, "--format", "json", cwd=cwd)
     ok = (0, 1) if args[0] == "doctor" else (0,)  # doctor exits 1 on a machine without a GPU
     assert out.returncode in ok, out.stderr
     return out.stdout

@@ -5,15 +5,14 @@ named ``[/]`` cannot crash a table and ``ESC [2J`` cannot clear the user's termi
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from roofscope.output.text import shown
 from roofscope.tui.app import RoofscopeApp
+from tests.conftest import run_cli
 from tests.ncu_builder import raw_page, write
 from tests.nsys_builder import Export, Kernel
 from tests.screen_text import screen_text
@@ -62,15 +61,11 @@ def hostile_nsys(folder: Path) -> Path:
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "250", "ROOFSCOPE_CACHE_DIR": str(cwd / "cache")}
-    return subprocess.run(
-        [sys.executable, "-m", "roofscope", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+    """In-process (the CLI's own output path, bytes as written); a wide terminal so that no
+    name is shortened."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", "250")
+        return run_cli(*args, cwd=cwd)
 
 
 @pytest.mark.parametrize("fmt", ["table", "md", "csv", "json"])

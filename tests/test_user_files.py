@@ -5,12 +5,12 @@ problem, exit 2: never a traceback, never a roof of the wrong kind."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 RESNET = REPO / "sample_reports" / "resnet18_fp32_h100.ncu-raw.csv"
@@ -18,15 +18,7 @@ HUGE = "1" + "0" * 400
 
 
 def _run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "ROOFSCOPE_CACHE_DIR": str(cwd / "cache"), "HOME": str(cwd)}
-    return subprocess.run(
-        [sys.executable, "-m", "roofscope", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+    return run_cli(*args, cwd=cwd)
 
 
 def _one_line_refusal(out: subprocess.CompletedProcess[str], *words: str) -> None:

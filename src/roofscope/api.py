@@ -198,7 +198,7 @@ class Session:
                 what = (
                     f"GPU {gpu_name!r} is not in the spec table"
                     if gpu_name
-                    else "the export does not name its GPU (details pages never do)"
+                    else f"the export does not name its GPU ({_NO_GPU_WHY.get(layout, _NO_GPU)})"
                 )
                 report.warnings.append(f"{what}; pass --gpu NAME for datasheet ceilings")
             reports.append(report)
@@ -656,6 +656,17 @@ def _diff_warnings(a: Report, b: Report) -> list[str]:
 
 def plan_cc(cc: str | None, spec: GpuSpec | None) -> str | None:
     return cc or (spec.cc if spec else None)
+
+
+# why an export of this layout has no GPU name, so the hint fits the file in hand
+_NO_GPU_WHY = {
+    "ncu-details": "details pages rarely do",
+    "ncu-summary": "summary pages never do",
+    "nsys-stats": "nsys stats tables never do",
+    "nsys-events": "the Events View has no device name",
+    "ncu-raw": "its device__attribute_display_name column is missing",
+}
+_NO_GPU = "no device table in it"
 
 
 def _report_metrics(con: duckdb.DuckDBPyConnection) -> dict[int, set[str]]:

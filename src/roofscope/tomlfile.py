@@ -3,7 +3,9 @@ tracebacks."""
 
 from __future__ import annotations
 
+import math
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,3 +31,18 @@ def read_toml(path: str | Path, what: str, hint: str) -> dict[str, Any]:
         raise RoofscopeError(f"cannot be read ({exc.strerror or exc})", path=str(p)) from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RoofscopeError(f"is not valid TOML ({exc})", path=str(p), hint=hint) from exc
+
+
+def positive_float(value: float, refuse: Callable[[str], Exception]) -> float:
+    """A number from a user's file as a float: one too large for a float (a 401-digit
+    integer), NaN/inf or not above zero is refused with ``refuse(problem)``, never a
+    traceback nor a roof of zero."""
+    try:
+        number = float(value)
+    except OverflowError:
+        raise refuse("out of range") from None
+    if not math.isfinite(number):
+        raise refuse("not a finite number")
+    if number <= 0:
+        raise refuse("not positive")
+    return number

@@ -17,7 +17,7 @@ from typing import Any
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import user_config_path
 from roofscope.hardware.specs import find_gpu, match_device_name
-from roofscope.tomlfile import quoted, read_toml
+from roofscope.tomlfile import positive_float, quoted, read_toml
 
 HINT = "see roofscope cost --example-prices for the format"
 
@@ -106,7 +106,7 @@ def _usd_per_hour(value: object, where: str, path: str | None) -> float:
 
     def refuse(problem: str) -> RoofscopeError:
         return RoofscopeError(
-            f"{where}: usd_per_gpu_hour = {quoted(value)} {problem}", path=path, hint=hint
+            f"{where}: usd_per_gpu_hour = {quoted(value)} is {problem}", path=path, hint=hint
         )
 
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -115,17 +115,10 @@ def _usd_per_hour(value: object, where: str, path: str | None) -> float:
             if isinstance(value, str) and "/s" in value
             else ""
         )
-        raise refuse(f"is not a number{unit}")
-    try:
-        number = float(value)
-    except OverflowError:
-        raise refuse("is out of range") from None
-    if not math.isfinite(number):
-        raise refuse("is not a finite number")
-    if number <= 0:
-        raise refuse("is not positive")
+        raise refuse(f"not a number{unit}")
+    number = positive_float(value, refuse)
     if number > MAX_USD_PER_GPU_HOUR:
-        raise refuse(f"is over ${MAX_USD_PER_GPU_HOUR:,.0f} per GPU-hour")
+        raise refuse(f"over ${MAX_USD_PER_GPU_HOUR:,.0f} per GPU-hour")
     return number
 
 

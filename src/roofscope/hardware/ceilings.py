@@ -9,7 +9,6 @@ names; ``--gpu NAME`` picks the spec-table entry when the export does not name i
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.hardware.measured import MEMORY_ROOFS, load_measured
 from roofscope.hardware.specs import GpuSpec
 from roofscope.sqlutil import memo_one, quote_ident
-from roofscope.tomlfile import quoted, read_toml
+from roofscope.tomlfile import positive_float, quoted, read_toml
 
 COMPUTE = "compute"
 MEMORY = "memory"
@@ -278,10 +277,7 @@ def parse_quantity(
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         raise refuse("not a number")
     if isinstance(value, int | float):
-        try:
-            number = float(value)
-        except OverflowError:
-            raise refuse("out of range") from None
+        number = positive_float(value, refuse)
     else:
         m = _QUANTITY.match(value)
         if m is None:
@@ -292,10 +288,7 @@ def parse_quantity(
             number = float(m.group(1)) * _SI[m.group(2)]
         except ValueError:
             raise refuse("not a number") from None
-    if not math.isfinite(number):
-        raise refuse("not a finite number")
-    if number <= 0:
-        raise refuse("not positive")
+        number = positive_float(number, refuse)
     lo, hi = PLAUSIBLE[unit]
     if not lo <= number <= hi:
         raise refuse(f"outside {lo:.0e}–{hi:.0e} {unit}, no GPU has that roof")

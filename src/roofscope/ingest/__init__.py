@@ -12,6 +12,7 @@ from pathlib import Path
 
 import duckdb
 
+from roofscope.ingest.gaps import warn_partial_metrics
 from roofscope.ingest.ncu_csv import ingest_ncu_csv
 from roofscope.ingest.ncu_rep import converted_csv, is_ncu_rep
 from roofscope.ingest.nsys_events import ingest_nsys_events, is_nsys_events
@@ -45,6 +46,8 @@ _LAYOUT_KINDS = {
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     """Load one export, converting binary reports with the profiler that wrote them."""
     info = _ingest(con, path, report_id)
+    if info.layout.startswith("ncu"):
+        warn_partial_metrics(con, info)
     promised = _SUFFIX_KINDS.get(path.suffix.lower())
     found = _LAYOUT_KINDS.get(info.layout, "text")
     if promised is not None and promised != found:
