@@ -137,6 +137,10 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "recording_empty_first_part.parquet": (EITHER, "part-000001.parquet"),
     "symlink_loop.ncu-raw.csv": (ERROR, "loop"),
     "gui_events_view.csv": (LOADS, ""),
+    "stray_comma_number.ncu-raw.csv": (WARN, "not numbers as ncu writes them"),
+    "partial_counter.ncu-raw.csv": (WARN, "dram__bytes_read.sum (1 of 4)"),
+    "unreadable_total_cuda_gpu_kern_sum.csv": (WARN, "line 3, column Total Time (ns): 'nan'"),
+    "repeated_rows_cuda_gpu_kern_sum.csv": (WARN, "each is counted once"),
 }
 # entries that are options of another command ({} is the entry's path); default: report FILE
 COMMAND: dict[str, tuple[str, ...]] = {
@@ -356,6 +360,8 @@ def test_bad_durations_are_left_out_not_summed(run, tmp_path):
         ("bom_cuda_gpu_kern_sum.csv", 3, 1_124_521e-9),  # 1,012,071 + 112,450 ns
         # 296.991 µs + 45.600 µs + 1.204 ms + 12.345 µs, as the GUI's Events View prints them
         ("gui_events_view.csv", 4, 1_558.936e-6),
+        ("unreadable_total_cuda_gpu_kern_sum.csv", 5, 3_000e-9),  # kern_b's time left out
+        ("repeated_rows_cuda_gpu_kern_sum.csv", 5, 5_000e-9),  # cat a a counts once
     ],
 )
 def test_nsys_numbers_that_survive(name, launches, time_s, run):
@@ -464,3 +470,14 @@ def test_a_symlink_loop_is_refused_as_one(run, tmp_path):
     (tmp_path / "b.ncu-raw.csv").symlink_to(loop)
     code, out, err, _ = run(loop)
     _check_error(loop, "loop", code, out, err)
+
+
+def test_a_number_ncu_never_writes_is_left_out_not_misread(run):
+    """20,992000 µs left out: the total is that of the other three launches, not 21 s."""
+    got = _doc(CORPUS / "stray_comma_number.ncu-raw.csv", run)
+    rows = list(csv.reader(RAW.open(encoding="utf-8")))[:6]
+    col = rows[0].index("gpu__time_duration.sum")
+    scale = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3}[rows[1][col]]
+    others = sum(float(r[col].replace(",", "")) * scale for i, r in enumerate(rows[2:]) if i != 1)
+    assert got["launches"] == 4
+    assert got["time_s"] == pytest.approx(others, rel=1e-9)

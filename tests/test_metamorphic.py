@@ -4,7 +4,10 @@ DESIGN §8: "the totals of a real export do not change when it is rewritten as r
 (no final newline, CRLF, BOM, gzip, row or column order, odd file names)". Each test rewrites a
 real export in tmp_path and compares launches, time, FLOPs per precision and bytes per level with
 those of the untouched file, each load with its own empty cache so no cache can hide a change.
-Files are the small real exports (≤ ~0.6 MB) so the whole module stays well under a minute.
+The rewrites one by one run on the small real exports (≤ ~0.6 MB); every real export the tests
+reach (sample_reports/, tests/data/, ../shared/samples/**) is read once more through all the
+format-free rewrites stacked, against the independent reader (tests/oracle.py), so the module
+stays under a minute.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from tests import oracle
 from tests.conftest import SAMPLES, SHARED
-from tests.test_oracle import differences, roofscope_totals
+from tests.test_oracle import differences, label, real_exports, roofscope_totals
 
 EXACT = 1e-12  # rewrites change no digit; unit rescaling moves a decimal point at most
 
@@ -312,3 +316,56 @@ def test_sqlite_kernel_rows_in_another_order(path: Path, tmp_path: Path, totals)
     finally:
         con.close()
     assert differences(before, totals(copy), rel=EXACT) == []
+
+
+# -- every real export, every format-free rewrite at once ------------------------------------------
+
+EXPORTS = real_exports()
+
+
+def _all_at_once(path: Path, tmp_path: Path) -> Path:
+    """The rewrites that need no knowledge of the format, stacked: a UTF-8 BOM, CRLF line ends,
+    no final line break, gzip, and a name with spaces, brackets, ``*`` and ``?`` beside a decoy
+    the name matches as a pattern. SQLite: kernel rows shuffled, and the odd name."""
+    decoy = SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv"
+    if path.suffix == ".sqlite":
+        copy = tmp_path / "copy.sqlite"
+        shutil.copyfile(path, copy)
+        con = sqlite3.connect(copy)
+        try:
+            rows = con.execute("SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall()
+            random.Random(16).shuffle(rows)
+            con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL")
+            if rows:
+                marks = ", ".join("?" * len(rows[0]))
+                con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ({marks})", rows)
+            con.commit()
+        except sqlite3.OperationalError:  # no kernel table: the odd name alone
+            pass
+        finally:
+            con.close()
+        return _decoy_pair(tmp_path, copy, decoy, ".sqlite")
+    raw = path.read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    raw = b"\xef\xbb\xbf" + re.sub(rb"\r?\n", b"\r\n", raw.removeprefix(b"\xef\xbb\xbf"))
+    rewritten = tmp_path / "rewritten.gz"
+    rewritten.write_bytes(gzip.compress(raw.rstrip(b"\r\n")))
+    suffix = "".join(s for s in path.suffixes if s != ".gz")[-8:] + ".gz"
+    return _decoy_pair(tmp_path, rewritten, decoy, suffix)
+
+
+@pytest.mark.parametrize("path", EXPORTS, ids=[label(p) for p in EXPORTS])
+def test_every_real_export_read_through_every_rewrite(path: Path, tmp_path: Path, monkeypatch):
+    """Each real export the tests reach, rewritten every format-free way at once, gives the
+    independent reader's totals of the untouched file (one roofscope load per file, so the
+    suite stays fast; the rewrites one by one are the tests above)."""
+    try:
+        expected = oracle.read(path)
+    except oracle.NotAnExport as exc:
+        pytest.skip(f"not a kernel export: {exc}")
+    if path.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        pytest.skip("UTF-16: the byte-level rewrites do not apply")
+    monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(tmp_path / "cache"))
+    odd = _all_at_once(path, tmp_path)
+    assert differences(expected.as_dict(), roofscope_totals(odd)) == [], label(path)

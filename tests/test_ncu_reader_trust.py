@@ -281,3 +281,109 @@ def test_symlink_loop_is_named(tmp_path, in_tmp_cwd):
     loop.symlink_to(loop)
     with pytest.raises(RoofscopeError, match="symlink loop"):
         _ingest(loop)
+
+
+# --- number shapes, skipped lines named, NUL in the header ------------------------------------
+
+
+def _warnings(path: Path) -> tuple[float, list[str]]:
+    session = roofscope.load(path, use_cache=False)
+    return session.totals()["time_s"], session.warnings
+
+
+@pytest.mark.parametrize("cut", [False, True])
+@pytest.mark.parametrize("bad", ["20,992000", "1_000", "1e3", "+5", ".5", "inf", "1.234,5"])
+def test_value_not_in_ncu_number_shape_is_left_out_and_named(tmp_path, bad, cut):
+    """``20,992000`` is no grouping ncu writes: it must not be read as 20,992,000 µs (nor
+    ``1_000`` as 1000, which Python and DuckDB casts accept), on the fast path and on the
+    Python pass (``cut``: a truncated last row sends the load there)."""
+    launches = _launches(3)
+    launches[1][1]["gpu__time_duration.sum"] = bad
+    text = raw_page(launches, UNITS) + ('"3","1337","app"' if cut else "")
+    time_s, warnings = _warnings(_write(tmp_path, text))
+    assert time_s == pytest.approx((1.5 + 3.5) * 1e-6)
+    hit = [w for w in warnings if "not numbers as ncu writes them" in w]
+    assert hit and "gpu__time_duration.sum (1" in hit[0] and repr(bad) in hit[0]
+    assert "launch ID 1" in hit[0]
+
+
+def _write(tmp_path: Path, text: str, name: str = "r.csv") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_details_value_not_in_ncu_number_shape_is_named(tmp_path):
+    """The details page parses its values from text too: same grammar, same warning."""
+    launches = [
+        (f"k{i}", {"gpu__time_duration.sum": ("usecond", v)})
+        for i, v in enumerate(["1.5", "2,0000", "3,500.25"])
+    ]
+    time_s, warnings = _warnings(_write(tmp_path, details_page(launches)))
+    assert time_s == pytest.approx((1.5 + 3500.25) * 1e-6)
+    hit = [w for w in warnings if "not numbers as ncu writes them" in w]
+    assert hit and "'2,0000'" in hit[0] and "launch 1" in hit[0]
+
+
+def test_every_number_shape_ncu_writes_is_read(tmp_path):
+    """Grouped, ungrouped, negative-free fractions, n/a, nan and the instance form: no value
+    of a real export's shapes is turned away by the grammar."""
+    values = ["1", "1,024", "13,747,513,976.25", "999.000000", "65,536 (0; 0; 65,536)", "n/a"]
+    launches = [(f"k{i}", {"gpu__time_duration.sum": v}) for i, v in enumerate(values)]
+    page = raw_page(launches, {"gpu__time_duration.sum": "ns"})
+    time_s, warnings = _warnings(_write(tmp_path, page))
+    assert time_s == pytest.approx((1 + 1024 + 13_747_513_976.25 + 999 + 65_536) * 1e-9)
+    assert not [w for w in warnings if "not numbers" in w]
+
+
+def test_real_samples_have_no_value_outside_the_grammar():
+    """Every value in the real exports has one of the accepted shapes."""
+    root = Path(__file__).resolve().parents[2] / "shared" / "samples"
+    files = sorted(root.glob("h100/*.csv")) + sorted(root.glob("generated/ncu_*/*.csv"))
+    if not files:
+        pytest.skip("shared samples absent")
+    for path in files:
+        try:
+            session = roofscope.load(path, use_cache=False)
+        except RoofscopeError:
+            continue  # not an ncu page (nsys stats and the like)
+        assert not [w for w in session.warnings if "not numbers as ncu writes" in w], path
+
+
+@pytest.mark.parametrize("newline", ["", "\n"])
+def test_last_row_cut_at_a_field_boundary_is_a_truncation(tmp_path, newline):
+    """A last row with fewer fields whose last field is complete and quoted was cut: it is
+    reported as a truncation (with its line), not as a line that is not an ncu row."""
+    text = raw_page(_launches(3), UNITS)
+    last = text.rstrip("\n")
+    text = last[: last.rfind(',"')] + newline
+    time_s, warnings = _warnings(_write(tmp_path, text))
+    assert time_s == pytest.approx((1.5 + 2.5) * 1e-6)
+    assert any("ends in the middle of a row" in w and "line 5" in w for w in warnings), warnings
+    assert not [w for w in warnings if "not rows of the ncu table" in w]
+
+
+def test_skipped_ragged_lines_are_named(tmp_path):
+    """A warning that skips lines says which: the first few line numbers, then a count."""
+    lines = raw_page(_launches(8), UNITS).splitlines(keepends=True)
+    for i in (3, 5, 6, 7, 8):  # 0-based: file lines 4, 6, 7, 8 and 9 (not the last)
+        lines[i] = lines[i][: lines[i].rstrip("\n").rfind(',"')] + "\n"
+    time_s, warnings = _warnings(_write(tmp_path, "".join(lines)))
+    hit = [w for w in warnings if "not rows of the ncu table" in w]
+    assert hit and "skipped 5 line(s)" in hit[0] and "lines 4, 6, 7 and 2 more" in hit[0]
+    assert time_s == pytest.approx((1.5 + 3.5 + 8.5) * 1e-6)
+
+
+def test_nul_inside_a_header_name_is_named(tmp_path):
+    """A NUL byte inside a column name is dropped with the others, changing the name: say so."""
+    text = raw_page(_launches(2), UNITS).replace("gpu__time_duration", "gpu__time\x00_duration", 1)
+    _, warnings = _warnings(_write(tmp_path, text))
+    hit = [w for w in warnings if "NUL" in w and "header" in w]
+    assert hit and "gpu__time_duration.sum" in hit[0] and "line 1" in hit[0]
+
+
+def test_nul_before_the_header_is_not_a_header_change(tmp_path):
+    """Application output without a line break (a NUL) before the header changes no name."""
+    text = "\x00" + raw_page(_launches(2), UNITS)
+    _, warnings = _warnings(_write(tmp_path, text))
+    assert not [w for w in warnings if "NUL" in w and "header" in w]

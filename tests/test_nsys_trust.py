@@ -473,3 +473,164 @@ def test_wild_sqlite_matches_sqlite3(path: Path) -> None:
     con.close()
     assert _loaded(path) == (count, total or 0)
     assert not any(n.endswith(("-shm", "-wal")) for n in os.listdir(path.parent))
+
+
+# --- nsys stats: unreadable totals, bad instances, repeated rows, repeated columns -------------
+
+KERN_SUM = "public/CodeGandee__llm-perf-opt__summary_cuda_gpu_kern_sum.csv"
+TRACE_HEAD = "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Device,Strm,Name\n"
+
+
+def _kern_sum_rows() -> list[list[str]]:
+    path = shared(*KERN_SUM.split("/"))
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+def _write_rows(path: Path, rows: list[list[str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, lineterminator="\n").writerows(rows)
+    return path
+
+
+def _total_ns(rows: list[list[str]]) -> int:
+    """The sum of the Total Time (ns) cells, by the standard library alone."""
+    return sum(int(r[1]) for r in rows[1:])
+
+
+def _warnings(path: Path) -> tuple[dict, list[str]]:
+    session = load(path)
+    return session.totals(0), session.report_dict()["warnings"]
+
+
+@pytest.mark.parametrize("bad", ["nan", "1231822285 ns", "", "1.2.3"])
+def test_stats_unreadable_total_is_left_out_not_rebuilt(tmp_path: Path, bad: str) -> None:
+    """An unreadable Total Time used to be rebuilt from the rounded Avg x Instances
+    (4.9460508 s instead of 4.9460647 s); its time is left out, naming line, column, text."""
+    rows = _kern_sum_rows()
+    rest = _total_ns([rows[0], *rows[2:]])
+    rows[1][1] = bad
+    totals, warnings = _warnings(_write_rows(tmp_path / "s_cuda_gpu_kern_sum.csv", rows))
+    assert round(totals["time_s"] * 1e9) == rest
+    said = [w for w in warnings if "line 2" in w and "Total Time (ns)" in w and repr(bad) in w]
+    assert said, warnings
+
+
+def test_stats_without_total_column_says_times_are_rebuilt(tmp_path: Path) -> None:
+    """A cuda_gpu_sum with no Total Time column: times come from Avg x Instances, and say so."""
+    path = tmp_path / "s_cuda_gpu_sum.csv"
+    path.write_text(
+        "Time (%),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Category,Operation\n"
+        "100.0,3,1000.5,1000.0,900,1100,10.0,CUDA_KERNEL,kern_a\n"
+    )
+    totals, warnings = _warnings(path)
+    assert totals["time_s"] == pytest.approx(3 * 1000.5e-9)
+    assert any("Avg" in w and "Instances" in w and "rounded" in w for w in warnings), warnings
+
+
+def test_stats_zero_instances_with_time_is_named(tmp_path: Path) -> None:
+    """Instances 0 with a time above 0 dropped that time without a word."""
+    rows = _kern_sum_rows()
+    rows[3][2] = "0"
+    totals, warnings = _warnings(_write_rows(tmp_path / "z_cuda_gpu_kern_sum.csv", rows))
+    assert round(totals["time_s"] * 1e9) == _total_ns([rows[0], *rows[1:3], *rows[4:]])
+    assert any("line 4" in w and "Instances" in w for w in warnings), warnings
+
+
+def test_stats_skipped_rows_name_their_lines(tmp_path: Path) -> None:
+    rows = _kern_sum_rows()
+    rows[6][2] = "2.5"
+    rows[8][2] = "-1"
+    _, warnings = _warnings(_write_rows(tmp_path / "f_cuda_gpu_kern_sum.csv", rows))
+    assert any("lines 7, 9" in w for w in warnings), warnings
+
+
+def test_stats_repeated_summary_is_counted_once(tmp_path: Path) -> None:
+    """``cat a a`` (or a pasted block) counted every kernel twice."""
+    rows = _kern_sum_rows()
+    once = _write_rows(tmp_path / "once_cuda_gpu_kern_sum.csv", rows)
+    twice = _write_rows(tmp_path / "twice_cuda_gpu_kern_sum.csv", rows + rows)
+    pasted = _write_rows(tmp_path / "pasted_cuda_gpu_kern_sum.csv", [*rows, rows[3], rows[5]])
+    expected = load(once).totals(0)
+    for path, first, count in ((twice, len(rows) + 2, len(rows) - 1), (pasted, 4, 2)):
+        totals, warnings = _warnings(path)
+        assert (totals["launches"], totals["time_s"]) == (
+            expected["launches"],
+            pytest.approx(expected["time_s"], rel=1e-12),
+        ), path
+        said = [w for w in warnings if f"{count} row(s)" in w and f"line {first}" in w]
+        assert said, (path, warnings)
+
+
+def test_stats_same_kernel_twice_with_other_values_is_named(tmp_path: Path) -> None:
+    """Two rows for one kernel name with different values: neither is trusted, both lines are
+    named, and the kernel is not counted twice."""
+    rows = _kern_sum_rows()
+    other = list(rows[2])
+    other[1], other[2] = "100", "1"
+    rows.append(other)
+    totals, warnings = _warnings(_write_rows(tmp_path / "d_cuda_gpu_kern_sum.csv", rows))
+    assert round(totals["time_s"] * 1e9) == _total_ns([rows[0], rows[1], *rows[3:-1]])
+    assert any("line 3" in w and f"line {len(rows)}" in w for w in warnings), warnings
+
+
+def test_stats_repeated_trace_row_is_counted_once(tmp_path: Path) -> None:
+    """Two identical rows of a GPU trace (same start, duration, device, stream, name) cannot
+    both be launches."""
+    row = "1000,500,7,1,1,1,32,1,1,NVIDIA H100 (0),7,kern_a\n"
+    other = "2000,300,8,1,1,1,32,1,1,NVIDIA H100 (0),7,kern_b\n"
+    path = tmp_path / "t_cuda_gpu_trace.csv"
+    path.write_text(TRACE_HEAD + row + other + row)
+    totals, warnings = _warnings(path)
+    assert (totals["launches"], round(totals["time_s"] * 1e9)) == (2, 800)
+    assert any("1 row(s)" in w and "line 4" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("kind", ["kern_sum", "trace"])
+def test_stats_repeated_column_with_other_values(tmp_path: Path, kind: str) -> None:
+    """A column named twice whose copies differ used the first silently; equal copies are fine,
+    differing ones leave that value out with a warning naming the column and the line."""
+    if kind == "kern_sum":
+        rows = [[*r, r[1]] for r in _kern_sum_rows()]  # Total Time (ns) again, at the end
+        expected = _total_ns(rows)
+        same = _write_rows(tmp_path / "same_cuda_gpu_kern_sum.csv", rows)
+        rows[5][-1] = str(int(rows[5][1]) + 1000)
+        left = _total_ns([rows[0], *rows[1:5], *rows[6:]])
+        column, line = "Total Time (ns)", 6
+    else:
+        rows = [
+            [*r.split(",")[:-1], r.split(",")[1], r.rstrip().split(",")[-1]]
+            for r in (
+                TRACE_HEAD,
+                "1000,500,7,1,1,1,32,1,1,NVIDIA H100 (0),7,kern_a\n",
+                "2000,300,8,1,1,1,32,1,1,NVIDIA H100 (0),7,kern_b\n",
+            )
+        ]
+        rows = [[c.strip() for c in r] for r in rows]
+        expected = 800
+        same = _write_rows(tmp_path / "same_cuda_gpu_trace.csv", rows)
+        rows[2][-2] = "900"
+        left = 500
+        column, line = "Duration (ns)", 3
+    totals, warnings = _warnings(same)
+    assert round(totals["time_s"] * 1e9) == expected
+    assert not any("more than once" in w for w in warnings), warnings
+    differ = _write_rows(same.with_name("differ_" + same.name), rows)
+    totals, warnings = _warnings(differ)
+    assert round(totals["time_s"] * 1e9) == left
+    said = [w for w in warnings if "more than once" in w and column in w and f"line {line}" in w]
+    assert said, warnings
+
+
+def test_events_view_repeated_column_with_other_values(tmp_path: Path) -> None:
+    """The Events View reader too: a differing copy of Duration is not silently ignored."""
+    path = tmp_path / "events.csv"
+    path.write_text(
+        "Name,Start,Duration,GPU,Context,Duration\n"
+        "kern_a,1.000s,2.000 \u03bcs,GPU 0,Stream 7,2.000 \u03bcs\n"
+        "kern_b,1.100s,3.000 \u03bcs,GPU 0,Stream 7,4.000 \u03bcs\n",
+        encoding="utf-8",
+    )
+    totals, warnings = _warnings(path)
+    assert round(totals["time_s"] * 1e9) == 2000
+    assert any("more than once" in w and "Duration" in w and "line 3" in w for w in warnings)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from roofscope.store import cache_key, input_identity, open_store
-from tests.conftest import REPO, SAMPLES
+from tests.conftest import REPO, SAMPLES, run_cli
 
 MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
 
@@ -158,21 +158,20 @@ INT64_MAX = 9223372036854775807
 
 
 def _huge_export(tmp_path: Path, time: str, fadd: str, dadd: str) -> Path:
+    from decimal import Decimal
+
     from tests.ncu_builder import raw_page, write
 
+    def digits(x: str) -> str:  # as ncu writes numbers: no exponent (1e308 is 309 digits)
+        return format(Decimal(x), "f")
+
     units = {TIME: "s", FADD: "inst", DADD: "inst", DRAM: "byte"}
-    values = {TIME: time, FADD: fadd, DADD: dadd, DRAM: str(INT64_MAX)}
+    values = {TIME: digits(time), FADD: digits(fadd), DADD: digits(dadd), DRAM: str(INT64_MAX)}
     return write(tmp_path / "huge.ncu-raw.csv", raw_page([("k", values)] * 3, units))
 
 
 def _json_report(path: Path) -> dict:
-    done = subprocess.run(
-        [sys.executable, "-m", "roofscope", "report", str(path), "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=os.environ.copy(),
-        cwd=path.parent,
-    )
+    done = run_cli("report", str(path), "--format", "json", cwd=path.parent)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 

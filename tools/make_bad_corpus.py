@@ -1187,6 +1187,67 @@ def _(p: Path) -> None:
     text(p, "\ufeff" + buf.getvalue())
 
 
+# --- found by a review after the fixes: numbers ncu never writes, gaps, stats rows ---------------
+
+
+@entry(
+    "stray_comma_number.ncu-raw.csv",
+    WARN,
+    "4 launches; launch 1's duration is written 20,992000 (a comma that groups no thousands, "
+    "as an edit or a spreadsheet leaves it): that value is left out, never read as 20,992,000",
+)
+def _(p: Path) -> None:
+    rows = rows_of(raw_lines(4))
+    col = rows[0].index("gpu__time_duration.sum")
+    rows[3][col] = "20,992000"
+    text(p, to_csv(rows))
+
+
+@entry(
+    "partial_counter.ncu-raw.csv",
+    WARN,
+    "4 launches; launch 2 has n/a for dram__bytes_read.sum, which the others have: DRAM totals "
+    "are a lower bound, and the report names the metric and the launch",
+)
+def _(p: Path) -> None:
+    rows = rows_of(raw_lines(4))
+    rows[4][rows[0].index("dram__bytes_read.sum")] = "n/a"
+    text(p, to_csv(rows))
+
+
+_STATS_HEAD = (
+    "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+)
+
+
+@entry(
+    "unreadable_total_cuda_gpu_kern_sum.csv",
+    WARN,
+    "an nsys kernel summary whose second row has Total Time 'nan': that row's time is left out, "
+    "not rebuilt from the rounded Avg × Instances",
+)
+def _(p: Path) -> None:
+    text(
+        p,
+        _STATS_HEAD + "60.0,3000,3,1000.0,1000.0,900,1100,100.0,kern_a\n"
+        "40.0,nan,2,1000.5,1000.5,1000,1001,0.7,kern_b\n",
+    )
+
+
+@entry(
+    "repeated_rows_cuda_gpu_kern_sum.csv",
+    WARN,
+    "an nsys kernel summary joined to itself (cat a a: header and rows twice): each row is "
+    "counted once, 5 launches and 5,000 ns, not 10",
+)
+def _(p: Path) -> None:
+    once = (
+        _STATS_HEAD + "60.0,3000,3,1000.0,1000.0,900,1100,100.0,kern_a\n"
+        "40.0,2000,2,1000.0,1000.0,1000,1000,0.0,kern_b\n"
+    )
+    text(p, once + once)
+
+
 # --- README ----------------------------------------------------------------------------------
 
 README_HEAD = """# Broken and hostile inputs

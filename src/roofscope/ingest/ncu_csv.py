@@ -19,7 +19,7 @@ import os
 import re
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import IO, Any
@@ -27,7 +27,7 @@ from typing import IO, Any
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.numbers import null_non_finite, number_sql
+from roofscope.ingest.numbers import UNREADABLE, null_non_finite, number_sql
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import (
     DETAILS,
@@ -83,7 +83,7 @@ LAUNCH_FIELDS = {
 }
 # A launch ID or an Invocations count: digits (ncu may group them: "1,024"), at most 18 so the
 # BIGINT cast cannot overflow.
-_INT = r"^\s*[0-9][0-9,]{0,17}\s*$"
+_INT = r"^\s*([0-9]{1,18}|[0-9]{1,3}(,[0-9]{3}){1,5})\s*$"  # "2,0000" is no number
 # A first field that swallowed its closing quote and the next fields (a stray byte between a
 # quote and a comma defeats the ``","`` split): the row must be re-read by the CSV parser.
 _INT_THEN_QUOTE = r'^\s*[0-9][0-9,]{0,17}"'
@@ -209,7 +209,7 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> IO[str]:
     """
     width = len(sn.header)
     min_width = _min_width(sn)
-    skipped = 0
+    skipped: list[int] = []  # line numbers (1-based) of the records left out
     truncated = False
     nul = replaced = 0
     out = tempfile.TemporaryFile(  # noqa: SIM115 (the caller closes it after DuckDB read it)
@@ -237,11 +237,13 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> IO[str]:
 
             pending: list[str] | None = None
             pending_text = ""
+            pending_line = 0
             try:
                 for row in csv.reader(lines(), strict=False):
-                    if pending is not None:
-                        skipped += _write_if_row(writer, pending, sn, min_width, width)
+                    if pending is not None and _write_if_row(writer, pending, sn, min_width, width):
+                        skipped.append(pending_line)
                     pending, pending_text = row, "".join(record)
+                    pending_line = number[0] - len(record) + 1
                     record.clear()
             except (OSError, zlib.error):  # Gunzip raises zlib.error on damaged data
                 truncated = True
@@ -257,20 +259,33 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> IO[str]:
                 truncated = True  # a gzip stream cut short (see sniff.Gunzip)
             if pending is not None:
                 whole = pending_text.endswith("\n") or _record_closed(pending_text)
-                if whole and not truncated:
-                    skipped += _write_if_row(writer, pending, sn, min_width, width)
+                # a last data row with too few fields was cut at a field boundary
+                short = (
+                    len(pending) < min_width
+                    and pending_text.lstrip("\ufeff").startswith('"')
+                    and re.match(_INT, pending[0]) is not None
+                )
+                if whole and not truncated and not short:
+                    if _write_if_row(writer, pending, sn, min_width, width):
+                        skipped.append(pending_line)
                 elif pending and re.match(_INT, pending[0]):
                     truncated = True
-                else:
-                    skipped += 1 if any(v.strip() for v in pending) else 0
+                elif any(v.strip() for v in pending):
+                    skipped.append(pending_line)
         out.flush()
     except BaseException:
         out.close()
         raise
     if truncated:
-        warnings.append("the file ends in the middle of a row (truncated export); last row skipped")
+        where = f" (line {pending_line:,})" if pending_line else ""
+        warnings.append(
+            f"the file ends in the middle of a row (truncated export); last row{where} skipped"
+        )
     if skipped:
-        warnings.append(f"skipped {skipped} line(s) that are not rows of the ncu table")
+        warnings.append(
+            f"skipped {len(skipped)} line(s) that are not rows of the ncu table: "
+            f"{_line_list(skipped)}"
+        )
     if nul:
         warnings.append(
             f"dropped {nul} NUL byte(s) inside the table (application output mixed into the "
@@ -282,6 +297,16 @@ def _clean_copy(sn: Sniffed, warnings: list[str]) -> IO[str]:
             f"'\ufffd' in names and read as missing in numbers"
         )
     return out
+
+
+def _line_list(numbers: list[int], shown: int = 3) -> str:
+    """``lines 12, 40 and 3 more``: the first few line numbers of a list."""
+    if len(numbers) == 1:
+        return f"line {numbers[0]:,}"
+    head = [f"{n:,}" for n in numbers[:shown]]
+    if len(numbers) > shown:
+        return f"lines {', '.join(head)} and {len(numbers) - shown:,} more"
+    return f"lines {', '.join(head[:-1])} and {head[-1]}"
 
 
 def _write_if_row(writer: Any, row: list[str], sn: Sniffed, min_width: int, width: int) -> int:
@@ -497,10 +522,9 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
                     path=str(path),
                     hint="export it again with ncu --csv",
                 )
-        full = None
-        if sn.layout == RAW and os.fstat(fd).st_size <= RAW_TABLE_LIMIT:
-            full = _read_csv_sql(source, sn, skip, False, compressed)
-        not_rows = _load_layout(con, src, sn, info, full, catalogue)
+        text = _read_csv_sql(source, sn, skip, False, compressed)
+        full = text if sn.layout == RAW and os.fstat(fd).st_size <= RAW_TABLE_LIMIT else None
+        not_rows = _load_layout(con, src, sn, info, full, catalogue, text)
     except BaseException:
         con.execute(f"DROP TABLE IF EXISTS {src}")
         raise
@@ -529,6 +553,7 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
 def _file_warnings(con: duckdb.DuckDBPyConnection, sn: Sniffed, info: ReportInfo) -> None:
     """What a user should know about a file that loaded: its locale, ncu's own errors, names
     that look like damage."""
+    info.warnings.extend(sn.notes)
     if sn.decimal == ",":
         info.warnings.append(
             "numbers use ',' as the decimal mark and '.' to group digits (an export made in a "
@@ -570,6 +595,7 @@ def _load_layout(
     info: ReportInfo,
     full: str | None,
     catalogue: list[tuple] | None,
+    text: str,
 ) -> int:
     """Load the page's launches and values; returns how many lines of the table were not
     ncu rows."""
@@ -585,7 +611,7 @@ def _load_layout(
     con.execute(f"DELETE FROM {src} WHERE NOT {keep}")
     data = int(scalar(con, f"SELECT count(*) FROM {src}"))  # type: ignore[arg-type]
     if sn.layout == RAW:
-        _load_raw(con, src, header, info, full, catalogue or [])
+        _load_raw(con, src, header, info, full, catalogue or [], text)
     else:
         {DETAILS: _load_details, SUMMARY: _load_summary}[sn.layout](con, src, sn, header, info)
     noise = total - data - (1 if sn.layout == RAW and sn.units is not None else 0)
@@ -701,9 +727,11 @@ def _load_raw(
     info: ReportInfo,
     full: str | None,
     catalogue: list[tuple],
+    text: str,
 ) -> None:
     """Launches and values come from the projected, already parsed scan in ``src``; the full
-    text of every column is copied too when the export is small (``full``)."""
+    text of every column is copied too when the export is small (``full``). ``text`` reads
+    the table as text, to name a value that is not a number."""
     rid = info.report_id
     id_expr = f"CAST(replace(trim({quote_ident('ID')}), ',', '') AS BIGINT)"
     repeated = int(scalar(con, f"SELECT count(*) - count(DISTINCT launch_id) FROM {src}"))  # type: ignore[arg-type]
@@ -719,7 +747,9 @@ def _load_raw(
             f"numbered in file order instead"
         )
     _duplicates(con, src, info)
-    _left_out(null_non_finite(con, src), info)
+    unreadable: dict[str, int] = {}
+    _left_out(null_non_finite(con, src, unreadable), info)
+    _not_numbers(unreadable, info, lambda column: _first_raw_text(con, text, column, info))
     info.launches = _insert_launches(con, src, header, rid, "launch_id", aggregate=False)
     nvtx = set(_nvtx_columns(header))
     insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
@@ -776,6 +806,54 @@ def _left_out(found: dict[str, int], info: ReportInfo) -> None:
         )
 
 
+def _not_numbers(
+    found: dict[str, int], info: ReportInfo, first: Callable[[str], str | None]
+) -> None:
+    """Warn about values left out because they are not numbers in a shape ncu writes
+    (``numbers._SHAPE``), naming each column (``first`` says where its first one is)."""
+    if not found:
+        return
+    top = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+    parts = []
+    for metric, n in top:
+        where = first(metric)
+        parts.append(f"{metric} ({n}{', first ' + where if where else ''})")
+    info.warnings.append(
+        f"left out {sum(found.values())} value(s) that are not numbers as ncu writes them "
+        f"(digits grouped in threes by '{',' if info.decimal == '.' else '.'}'): "
+        + ", ".join(parts)
+        + (", …" if len(found) > 3 else "")
+    )
+
+
+def _first_raw_text(
+    con: duckdb.DuckDBPyConnection, text: str, column: str, info: ReportInfo
+) -> str | None:
+    """Where the first unreadable value of a raw page's ``column`` is, and its text."""
+    col, first = quote_ident(column), quote_ident("ID")
+    try:
+        row = one(
+            con,
+            f"SELECT trim({first}), {col} FROM {text} WHERE regexp_matches({first}, '{_INT}') "
+            f"AND {number_sql(col, info.decimal)} = {UNREADABLE} LIMIT 1",
+        )
+    except duckdb.Error:  # a cut gzip stream: the count is said without the place
+        return None
+    return f"at launch ID {row[0]}: {row[1]!r}" if row else None
+
+
+def _first_details_text(
+    con: duckdb.DuckDBPyConnection, rid: int, metric: str, decimal: str
+) -> str | None:
+    """Where the first unreadable value of ``metric`` on a details page is, and its text."""
+    row = one(
+        con,
+        f"SELECT launch_id, value FROM det_r{rid} WHERE metric = {quote_str(metric)} "
+        f"AND {number_sql('value', decimal)} = {UNREADABLE} ORDER BY rowid LIMIT 1",
+    )
+    return f"at launch {row[0]}: {row[1]!r}" if row else None
+
+
 def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: str) -> None:
     """Catalogue and the typed wide table from the long ``det_r{rid}``."""
     rid = info.report_id
@@ -818,7 +896,11 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
         f"LEFT JOIN rs_units u ON u.unit = d.unit WHERE l.report_id = {rid} GROUP BY l.launch_id"
     )
     _details_conflicts(con, info, wanted, value)
-    _left_out(null_non_finite(con, f"values_r{rid}"), info)
+    unreadable: dict[str, int] = {}
+    _left_out(null_non_finite(con, f"values_r{rid}", unreadable), info)
+    _not_numbers(
+        unreadable, info, lambda metric: _first_details_text(con, rid, metric, info.decimal)
+    )
     _device_facts(con, info, text_source=None, header={r[1] for r in catalogue})
 
 

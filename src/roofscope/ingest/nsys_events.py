@@ -16,7 +16,10 @@ What each row becomes:
   ``Stream 7``).
 
 A view without a ``GPU`` column lists CPU-side events (CUDA API calls, NVTX ranges, OS runtime
-calls), which are not kernels: it is refused. The GUI prints start times to about six
+calls), which are not kernels: it is refused. A column the header names twice is read from
+its first copy; rows where a copy differs are left out with a warning naming column and line.
+Identical rows are all kept: start times are rounded, so two short launches of one kernel on
+one stream can print the same. The GUI prints start times to about six
 significant digits (10 µs at ~5 s into a run), so timeline positions and idle gaps are
 approximate and say so; durations are printed to the nanosecond and are exact.
 """
@@ -32,6 +35,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import RoofscopeError
+from roofscope.ingest.nsys_stats import complete_lines, read_bytes
 from roofscope.ingest.nsys_tables import LATEST_NS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.sqlutil import insert_rows
@@ -81,9 +85,8 @@ def is_nsys_events(path: Path) -> bool:
     if path.is_dir():
         return False
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(1 << 16).decode("utf-8-sig", "replace")
-    except OSError:
+        head = read_bytes(path, 1 << 16)[0].decode("utf-8-sig", "replace")  # gzip too
+    except (OSError, RoofscopeError):
         return False
     header = _header(head)
     return header is not None and all(h in header for h in REQUIRED)
@@ -116,13 +119,19 @@ def _memop_kind(label: str) -> str:
 
 def ingest_nsys_events(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     info = ReportInfo(report_id, str(path), "nsys-events")
-    text = path.read_bytes().decode("utf-8-sig", "replace")
+    text = complete_lines(path, info.warnings).decode("utf-8-sig", "replace")
     rows = csv.reader(io.StringIO(text, newline=""))
     header = [h.strip() for h in next((r for r in rows if any(c.strip() for c in r)), [])]
     if "GPU" not in header:
         raise RoofscopeError(NOT_GPU, path=str(path), hint=HINT)
     name, start, dur, gpu = (header.index(c) for c in (*REQUIRED, "GPU"))
     context = header.index("Context") if "Context" in header else None
+    copies = {
+        header.index(c): [i for i, h in enumerate(header) if h == c][1:]
+        for c in (*REQUIRED, "GPU", "Context")
+        if header.count(c) > 1
+    }
+    differ: dict[int, list[tuple[int, str, str]]] = {}
     create_staging(con)
     kernels: list[tuple] = []
     memops: list[tuple] = []
@@ -134,6 +143,10 @@ def ingest_nsys_events(con: duckdb.DuckDBPyConnection, path: Path, report_id: in
             continue
         if len(row) != len(header):
             skipped += 1
+            continue
+        if conflict := _conflict(row, copies, times=(start, dur)):
+            column, other = conflict
+            differ.setdefault(column, []).append((line, row[column], other))
             continue
         times = []
         for column in (start, dur):
@@ -168,6 +181,13 @@ def ingest_nsys_events(con: duckdb.DuckDBPyConnection, path: Path, report_id: in
     insert_rows(con, "memops", (*memop_columns, "count", "time_s"), memops)
     if skipped:
         info.warnings.append(f"skipped {skipped} row(s) with a wrong number of fields")
+    for column, rows_differ in differ.items():
+        line, first, other = rows_differ[0]
+        info.warnings.append(
+            f"column {header[column]} appears more than once in the header and its copies "
+            f"differ in {len(rows_differ)} row(s) (line {line}: {first[:40]!r} vs "
+            f"{other[:40]!r}); those rows are left out"
+        )
     if impossible:
         info.warnings.append(
             f"skipped {impossible} row(s) whose start or end is centuries from the session's "
@@ -188,6 +208,23 @@ def ingest_nsys_events(con: duckdb.DuckDBPyConnection, path: Path, report_id: in
     if info.launches == 0:
         info.warnings.append("no kernel rows in this Events View")
     return info
+
+
+def _conflict(
+    row: list[str], copies: dict[int, list[int]], times: tuple[int, int]
+) -> tuple[int, str] | None:
+    """The first column (and its differing copy's text) whose copies disagree in ``row``:
+    times compared as times (``2 μs`` is ``2000 ns``), other columns as text."""
+    for column, others in copies.items():
+        for i in others:
+            a, b = row[column].strip(), row[i].strip()
+            if a == b:
+                continue
+            ta, tb = (parse_time_ns(a), parse_time_ns(b)) if column in times else (None, None)
+            if ta is not None and tb is not None and ta[0] == tb[0]:
+                continue
+            return column, row[i]
+    return None
 
 
 def _show_ns(ns: int) -> str:

@@ -380,6 +380,7 @@ def sniff(path: str | Path) -> Sniffed:
             parts = head.split(b"\n", found.header_line + 1)
             if len(parts) > found.header_line + 1:
                 found.nul_after_header = parts[-1].count(b"\x00")
+            _nul_in_header(found, parts[found.header_line])
             found.errors = [x.strip() for x in re.findall(r"^==ERROR==.*$", scan, re.M)]
         # A raw header without its units row yet: read more, the row may be past the limit.
         if found is not None and (found.layout != RAW or found.units is not None or complete):
@@ -389,6 +390,25 @@ def sniff(path: str | Path) -> Sniffed:
                 return found
             raise _no_header_error(path, text, complete)
         size *= 4
+
+
+def _nul_in_header(found: Sniffed, line: bytes) -> None:
+    """NUL bytes inside the header's names are dropped with the others, which changes a
+    column's name: say which (NULs before the first field, application output written
+    without a line break, change nothing)."""
+    start = line.find(b'"')
+    body = line[start if start >= 0 else len(line) - len(line.lstrip(b"\x00")) :]
+    if b"\x00" not in body:
+        return
+    names = [f.strip() for f in split_line(body.decode("utf-8", errors="replace"))]
+    hit = [n.replace("\x00", "") for n in names if "\x00" in n]
+    shown = ", ".join(repr(n) for n in hit[:3]) + (", …" if len(hit) > 3 else "")
+    count = body.count(b"\x00")
+    found.notes.append(
+        f"the header (line {found.header_line + 1:,}) holds {count} NUL byte(s) "
+        f"inside column name(s) {shown or '(between fields)'}; they were dropped and the names "
+        f"read as shown: check the header, or export again"
+    )
 
 
 def _lines_after(text: str, pos: int, count: int) -> list[str]:
