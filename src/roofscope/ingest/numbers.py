@@ -18,6 +18,13 @@ _SHAPE = {
     ".": r"-?([0-9]+|[0-9]{1,3}(,[0-9]{3})+)(\.[0-9]+)?",
     ",": r"-?([0-9]+|[0-9]{1,3}(\.[0-9]{3})+)(,[0-9]+)?",
 }
+# The commonest shape alone (grouped, or up to three digits), tested first: a simpler pattern
+# matches ~20% faster than the alternation of _SHAPE (76 columns × 100,000 values: 1.16 s
+# against 1.40–1.55 s; the old unchecked cast took 0.66 s).
+_GROUPED = {
+    ".": r"^-?[0-9]{1,3}(,[0-9]{3})*(\.[0-9]+)?$",
+    ",": r"^-?[0-9]{1,3}(\.[0-9]{3})*(,[0-9]+)?$",
+}
 # What a value that is not a number ncu writes parses to: ``null_non_finite`` counts it apart
 # from NaN and negatives and makes it NULL. It is -inf, which no number ncu writes reaches.
 UNREADABLE = "'-inf'::DOUBLE"
@@ -42,7 +49,9 @@ def number_sql(column: str, decimal: str = ".") -> str:
     text = f"trim({column})"
     # regexp_matches with anchors runs ~2x faster than regexp_full_match (DuckDB 1.x)
     return (
-        f"CASE WHEN regexp_matches({column}, '^ *{shape} *$') "
+        f"CASE WHEN regexp_matches({column}, '{_GROUPED[decimal]}') "
+        f"THEN CAST({clean(column)} AS DOUBLE) "
+        f"WHEN regexp_matches({column}, '^ *{shape} *$') "
         f"THEN CAST({clean(column)} AS DOUBLE) "
         f"WHEN {column} IS NULL OR lower({text}) IN ('', 'n/a') THEN NULL "
         f"WHEN lower({text}) IN ('nan', '-nan') THEN 'nan'::DOUBLE "
