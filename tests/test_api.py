@@ -73,3 +73,28 @@ def test_missing_gpu_warning_fits_the_kind_of_file(tmp_path, in_tmp_cwd):
     warnings = roofscope.load(path, use_cache=False).warnings
     gpu = next(w for w in warnings if "does not name its GPU" in w)
     assert "nsys stats tables never do" in gpu and "details" not in gpu
+
+
+def _temp_tables(session) -> int:
+    return session.con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE temporary AND table_name LIKE 'rs_perm_%'"
+    ).fetchall()[0][0]
+
+
+def test_a_closed_pager_leaves_no_temp_table_and_reads_as_empty(in_tmp_cwd):
+    from roofscope.analysis.browse import Filter
+
+    session = roofscope.load(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
+    before = _temp_tables(session)
+    pager = session.pager(0, Filter())
+    assert _temp_tables(session) == before + 1
+    for sort in ("time_s", "flop_per_s", "ai_dram", "kernel"):
+        for regex in (None, "conv", "gemm|elementwise"):
+            for descending in (True, False):
+                session.close_pager(pager)
+                pager = session.pager(0, Filter(regex), sort, descending)
+    assert _temp_tables(session) == before + 1
+    session.close_pager(pager)
+    session.close_pager(pager)  # twice is harmless
+    assert _temp_tables(session) == before
+    assert session.page(pager, 0, 10) == []  # a view may ask once more for what it replaced

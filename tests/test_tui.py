@@ -303,3 +303,30 @@ async def test_palette_lists_the_panes_before_typing(in_tmp_cwd):
         provider = RoofscopeCommands(app.screen)
         found = [str(hit.display) async for hit in provider.discover()]
         assert found[:2] == ["Pane: Kernels", "Pane: Roofline"] and len(found) == 8
+
+
+async def test_sorting_and_filtering_launches_leaves_one_temp_table(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+
+        def perms() -> int:
+            with app.session.lock:
+                return app.session.con.execute(
+                    "SELECT count(*) FROM duckdb_tables() "
+                    "WHERE temporary AND table_name LIKE 'rs_perm_%'"
+                ).fetchall()[0][0]
+
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert perms() == 1
+        for key in ("s", "r", "s", "s", "r"):
+            await pilot.press(key)
+            await settle(app, pilot)
+        app.query_one(KernelsPane).apply_filter("conv")
+        await settle(app, pilot)
+        assert app.query_one(KernelsPane).has_class("drilled")
+        assert perms() == 1
+        await pilot.press("escape")  # back to the groups: the launch list is dropped
+        await settle(app, pilot)
+        assert perms() == 0

@@ -346,6 +346,12 @@ class Session:
         with self.lock:
             return pager.page(start, size)
 
+    def close_pager(self, pager: browse.LaunchPager | None) -> None:
+        """Drop a pager's table (a new sort or filter replaced it); later pages of it are empty."""
+        if pager is not None:
+            with self.lock:
+                pager.close()
+
     def launch_detail(self, report: int, launch_id: int) -> list[detail.MetricRow]:
         r = self.reports[report]
         where = f"launch_id = {int(launch_id)}"

@@ -7,6 +7,7 @@ for a million launches, so that any page of it is a 60-row join afterwards.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from dataclasses import dataclass
 
@@ -98,10 +99,14 @@ class LaunchPager:
             f"WHERE report_id = {report_id} AND ({where})"
         )
         self.report_id = report_id
+        self.closed = False
         self.count = int(con.execute(f"SELECT count(*) FROM {self.table}").fetchall()[0][0])
 
     def page(self, start: int, size: int) -> list[tuple]:
-        """Rows ``start … start+size-1`` with the columns of ``LAUNCH_COLUMNS``."""
+        """Rows ``start … start+size-1`` with the columns of ``LAUNCH_COLUMNS`` (none once closed:
+        a view may still ask for a page of the list it just replaced)."""
+        if self.closed:
+            return []
         cols = ", ".join(f"{_column_sql(c)} AS {c}" for c, _ in LAUNCH_COLUMNS)
         return self.con.execute(
             f"SELECT {cols} FROM {self.table} p JOIN launch_view v "
@@ -110,4 +115,11 @@ class LaunchPager:
         ).fetchall()
 
     def close(self) -> None:
-        self.con.execute(f"DROP TABLE IF EXISTS {self.table}")
+        """Drop the permutation table; a pager replaced by another must be closed, or its table
+        (up to a row per launch) lives as long as the connection."""
+        if self.closed:
+            return
+        self.closed = True
+        # a session closed first took its temp tables with it
+        with contextlib.suppress(duckdb.ConnectionException):
+            self.con.execute(f"DROP TABLE IF EXISTS {self.table}")

@@ -9,6 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
 
 from roofscope.analysis.browse import LAUNCH_COLUMNS, Filter
 from roofscope.api import AXES
@@ -247,16 +248,25 @@ class KernelsPane(Vertical):
     def _load_launches(self, report: int, flt: Filter, sort: str, descending: bool) -> None:
         session = self.rapp.session
         pager = session.pager(report, flt, sort, descending)
+        if get_current_worker().is_cancelled:  # a newer sort or filter replaced this one
+            session.close_pager(pager)
+            return
 
         def fetch(start: int, size: int) -> list[tuple]:
             return session.page(pager, start, size)
 
         self.app.call_from_thread(self._show_launches, pager, fetch)
 
+    @work(thread=True, group="kernels-close")
+    def _close_pager(self, pager: Any) -> None:
+        """Drop a replaced launch list's table off the UI thread (it waits for the session lock)."""
+        self.rapp.session.close_pager(pager)
+
     def _show_launches(self, pager: Any, fetch: Any) -> None:
-        self.pager = pager
+        old, self.pager = self.pager, pager
         table = self.query_one("#launches", VirtualTable)
         table.set_source(fetch, pager.count)
+        self._close_pager(old)
         table.focus()
         self._status()
 
@@ -328,6 +338,8 @@ class KernelsPane(Vertical):
             self._focus_table()
         elif self.drilled_group is not None:
             self.drilled_group = None
+            self._close_pager(self.pager)
+            self.pager = None
             self.remove_class("drilled")
             self.rapp.select_group(self.rapp.selected_group)
             self.query_one("#groups").focus()
