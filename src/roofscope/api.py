@@ -39,6 +39,7 @@ from roofscope.metrics import (
     plan_report,
     store_facts,
 )
+from roofscope.quantities import CACHE_LEVELS, LEVELS, PRECISIONS
 from roofscope.sqlutil import insert_rows
 from roofscope.store import (
     OpenedStore,
@@ -140,12 +141,12 @@ class Session:
         tables as ``inf``: name each such total on its report, so it never reads as unmeasured.
         Launch values are finite and never negative (ingest), so any group's sum that overflows
         makes its report's total overflow too: checking the totals covers every row."""
-        every_flop = " + ".join(f"coalesce({f}, 0)" for f in summary.FLOPS)
+        every_flop = " + ".join(f"coalesce({f}, 0)" for f in PRECISIONS)
         quantities = {
             "time_s": ("GPU time", "time_s"),
-            **{f: (f"{f} FLOPs", f) for f in summary.FLOPS},
+            **{f: (f"{f} FLOPs", f) for f in PRECISIONS},
             "all_flops": ("FLOPs of all precisions", f"({every_flop})"),
-            **{b: (f"{b} bytes", b) for b in summary.BYTES},
+            **{b: (f"{b} bytes", b) for b in LEVELS},
         }
         checks = ", ".join(
             f"coalesce(NOT isfinite(sum({expr} * invocations)), FALSE) AS {key}"
@@ -381,14 +382,14 @@ class Session:
 
     def totals(self, report: int = 0) -> dict[str, Any]:
         rid = self.reports[report].report_id
-        cols = ", ".join(f"sum({c} * invocations)" for c in (*summary.FLOPS, *summary.BYTES))
+        cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))
         with self.lock:  # the TUI's workers share the connection (diff, scaling call this)
             row = self.con.execute(
                 f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), "
                 f"{cols} FROM launch_facts WHERE report_id = {rid}"
             ).fetchall()[0]
-        flops = dict(zip(summary.FLOPS, row[3:7], strict=True))
-        bytes_ = dict(zip(summary.BYTES, row[7:10], strict=True))
+        flops = dict(zip(PRECISIONS, row[3:7], strict=True))
+        bytes_ = dict(zip(LEVELS, row[7:10], strict=True))
         return {
             "launches": int(row[0] or 0),
             "kernels": int(row[1] or 0),
@@ -400,7 +401,7 @@ class Session:
     def phase_totals(self, ranges: list[list], report: int = 0) -> list[dict[str, Any]]:
         """Kernels, time and FLOPs of launch-ID ranges (a profiling run's phases)."""
         rid = self.reports[report].report_id
-        flops = " + ".join(f"coalesce({c}, 0)" for c in summary.FLOPS)
+        flops = " + ".join(f"coalesce({c}, 0)" for c in PRECISIONS)
         out = []
         for phase, spans in model_check.merge_phases(ranges).items():
             where = " OR ".join(f"launch_id BETWEEN {int(a)} AND {int(b)}" for a, b in spans)
@@ -705,7 +706,7 @@ def _plans(
 
 def traffic_levels(plan: MetricPlan) -> frozenset[str]:
     """Cache levels whose bytes are traffic counters (their roofs are measured differently)."""
-    return frozenset(lvl for lvl in ("l1", "l2") if "traffic" in plan.provenance[lvl])
+    return frozenset(lvl for lvl in CACHE_LEVELS if "traffic" in plan.provenance[lvl])
 
 
 def store_default_facts(con: duckdb.DuckDBPyConnection) -> None:

@@ -20,11 +20,10 @@ from dataclasses import dataclass, field
 import duckdb
 
 from roofscope import metric_names as mn
+from roofscope.quantities import CACHE_LEVELS, PRECISIONS, SCALAR_PRECISIONS
 from roofscope.sqlutil import quote_ident
 
 FP16_CONVENTIONS = ("ncu", "nersc")
-FLOP_FIELDS = ("fp64", "fp32", "fp16", "tensor")
-BYTE_FIELDS = ("l1", "l2", "dram")
 UTIL_FIELDS = ("util_tensor", "util_fp32", "util_dram")
 
 TENSOR_HINT = (
@@ -166,7 +165,7 @@ def plan_report(
     have = _Available(metrics)
     plan = MetricPlan(report_id)
     _plan_time(plan, have)
-    for precision in ("fp64", "fp32", "fp16"):
+    for precision in SCALAR_PRECISIONS:
         _plan_flops(plan, have, precision, fp16_convention)
     _plan_tensor(plan, have, cc)
     _plan_bytes(plan, have)
@@ -300,7 +299,7 @@ def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
         _warn_unknown(plan, have, "dram", "DRAM bytes")
     plan.set("dram", dram[0] if dram else None, dram[1] if dram else "not measured")
     traffic = {"l1": have.spelled(mn.L1_SPELLINGS), "l2": have.spelled(mn.L2_SPELLINGS)}
-    for level in ("l1", "l2"):
+    for level in CACHE_LEVELS:
         found = traffic[level]
         plan.set(
             f"{level}_traffic",
@@ -326,7 +325,7 @@ def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
     for level, words in (("l1", "L1 bytes"), ("l2", "L2 bytes")):
         if traffic[level] is None and plan.exprs[f"{level}_chart"] == "NULL::DOUBLE":
             _warn_unknown(plan, have, level, words)
-    for level in ("l1", "l2"):
+    for level in CACHE_LEVELS:
         use = "traffic" if traffic[level] else "chart"
         plan.set(
             level,
@@ -356,7 +355,7 @@ FACT_COLUMNS = (
     "time_min_s",
     "time_max_s",
     "time_med_s",
-    *FLOP_FIELDS,
+    *PRECISIONS,
     "dram",
     "l1",
     "l2",

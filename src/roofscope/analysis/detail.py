@@ -17,18 +17,14 @@ import duckdb
 from roofscope.ingest.nsys_export import kernel_row
 from roofscope.ingest.sniff import open_text, sniff
 from roofscope.ingest.units import UnknownUnitError, parse_unit
+from roofscope.quantities import BYTE_UNIT, FLOP_UNIT, LEVELS_OUTERMOST_FIRST, PRECISIONS
 from roofscope.sqlutil import quote_ident, quote_str
 from roofscope.store import changed_since_loaded, stored_identity
 
 DERIVED = (
     ("time_s", "s"),
-    ("fp64", "FLOP"),
-    ("fp32", "FLOP"),
-    ("fp16", "FLOP"),
-    ("tensor", "FLOP"),
-    ("dram", "B"),
-    ("l2", "B"),
-    ("l1", "B"),
+    *((p, FLOP_UNIT) for p in PRECISIONS),
+    *((level, BYTE_UNIT) for level in LEVELS_OUTERMOST_FIRST),
     ("l1_traffic", "B"),
     ("l2_traffic", "B"),
     ("l1_chart", "B"),

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 from roofscope.hardware.ceilings import Ceiling
 
-PRECISIONS = ("tensor", "fp64", "fp32", "fp16")
-LEVELS = ("l1", "l2", "dram")
-
 
 def classify(
     flops: dict[str, float | None], bytes_: dict[str, float | None], ceilings: dict[str, Ceiling]

@@ -10,9 +10,8 @@ import duckdb
 
 from roofscope.analysis.roofline import classify
 from roofscope.hardware.ceilings import Ceiling
+from roofscope.quantities import LEVELS, PRECISIONS
 
-FLOPS = ("fp64", "fp32", "fp16", "tensor")
-BYTES = ("l1", "l2", "dram")
 KEYS = {"group": "grp", "kernel": "kernel", "launch": "launch_id"}
 
 _AGGREGATES = (
@@ -26,8 +25,8 @@ _AGGREGATES = (
     # A median of medians is no median: known only for single launches or one summary row.
     "CASE WHEN max(invocations) = 1 THEN median(time_s) WHEN count(*) = 1 "
     "THEN any_value(coalesce(time_med_s, time_s)) END AS time_med_s",
-    *(f"sum({f} * invocations) AS {f}" for f in FLOPS),
-    *(f"sum({b} * invocations) AS {b}" for b in BYTES),
+    *(f"sum({f} * invocations) AS {f}" for f in PRECISIONS),
+    *(f"sum({b} * invocations) AS {b}" for b in LEVELS),
     "sum(time_s * invocations * efficiency) / nullif(sum(time_s * invocations) FILTER "
     "(WHERE efficiency IS NOT NULL), 0) AS efficiency",
     "sum(time_s * invocations * (1 - efficiency)) AS headroom_s",
@@ -66,8 +65,8 @@ def flop_total(flops: dict[str, float | None]) -> float | None:
 
 
 def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> dict[str, object]:
-    flops = {f: r.pop(f) for f in FLOPS}
-    bytes_ = {b: r.pop(b) for b in BYTES}
+    flops = {f: r.pop(f) for f in PRECISIONS}
+    bytes_ = {b: r.pop(b) for b in LEVELS}
     flop_sum = flop_total(flops)
     time_s = r["time_s"]
     r["time_pct"] = 100.0 * time_s / total if time_s is not None and total > 0 else None

@@ -17,15 +17,14 @@ import duckdb
 
 from roofscope import metric_names as mn
 from roofscope.errors import RoofscopeError
-from roofscope.hardware.measured import MEMORY_ROOFS, load_measured
+from roofscope.hardware.measured import load_measured
 from roofscope.hardware.specs import GpuSpec
+from roofscope.quantities import LEVELS, LEVELS_OUTERMOST_FIRST, PRECISIONS, SCALAR_PRECISIONS
 from roofscope.sqlutil import memo_one, quote_ident
 from roofscope.tomlfile import positive_float, quoted, read_toml
 
 COMPUTE = "compute"
 MEMORY = "memory"
-LEVELS = ("l1", "l2", "dram")
-PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 
 # ops_path family prefix -> spec-table peak key
 _TENSOR_SPEC_KEYS = (
@@ -131,7 +130,7 @@ def _measured_formulas(
         "l1": [(s.metric, s.factor) for s in mn.L1_SPELLINGS],
     }
     clocks = {"dram": mn.DRAM_CLOCK, "l2": mn.LTS_CLOCK, "l1": mn.L1_CLOCK}
-    for level in ("dram", "l2", "l1"):
+    for level in LEVELS_OUTERMOST_FIRST:
         # the roof must measure the same bytes as the points: traffic roofs for traffic bytes
         if level == "dram":
             options = [(s.metric, s.factor, "") for s in mn.DRAM_SPELLINGS]
@@ -210,7 +209,7 @@ def datasheet_ceilings(spec: GpuSpec) -> dict[str, Ceiling]:
     note = f"datasheet {spec.label} (boost clock)"
     if spec.mig_slice:
         note += f", scaled to the MIG slice ({spec.sm_fraction:.2f} of SMs)"
-    for name in ("fp64", "fp32", "fp16"):
+    for name in SCALAR_PRECISIONS:
         if name in spec.peaks:
             out[name] = Ceiling(
                 name,
@@ -241,7 +240,7 @@ def _from_machine(spec: GpuSpec) -> dict[str, Ceiling]:
         return {}
     out = {}
     for name, entry in doc["ceilings"].items():
-        kind = MEMORY if name in MEMORY_ROOFS else COMPUTE
+        kind = MEMORY if name in LEVELS else COMPUTE
         source = (
             f"measured on this machine by roofscope ceilings ({doc.get('measured_at', '?')}, "
             f"{doc.get('device', spec.label)}): {entry.get('method', '')}"

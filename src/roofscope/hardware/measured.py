@@ -19,8 +19,6 @@ from roofscope.atomic import write_json
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.specs import GpuSpec, match_device_name
 
-MEMORY_ROOFS = ("dram", "l2", "l1")
-
 
 def measured_dir() -> Path:
     """``$ROOFSCOPE_CEILINGS_DIR``, else ``ceilings/`` in the platform user data folder."""

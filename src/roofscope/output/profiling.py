@@ -13,6 +13,7 @@ from roofscope.output.columns import Column, column_markdown, column_table, flat
 from roofscope.output.render import formatted
 from roofscope.output.text import plain, shown
 from roofscope.output.units import si
+from roofscope.quantities import LEVELS
 
 MODEL_COLUMNS: tuple[Column, ...] = (
     ("name", lambda m: m["name"]),
@@ -63,7 +64,7 @@ DOCTOR_COLUMNS: tuple[Column, ...] = (
 
 
 def _rate(value: float | None, name: str) -> str:
-    unit = "B/s" if name in ("dram", "l2", "l1") else "OP/s" if name == "tensor_int8" else "FLOP/s"
+    unit = "B/s" if name in LEVELS else "OP/s" if name == "tensor_int8" else "FLOP/s"
     return si(value, unit)
 
 

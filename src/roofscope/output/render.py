@@ -22,6 +22,7 @@ from roofscope.output.gpu import render_summary
 from roofscope.output.text import console as plain_console
 from roofscope.output.text import plain, shown_doc
 from roofscope.output.units import pct, ratio_pct, si
+from roofscope.quantities import ROOFS
 
 FORMATS = ("table", "json", "csv", "md")
 
@@ -259,12 +260,9 @@ def _rows_table(report: dict[str, Any], width: int | None = None) -> Table:
     return table
 
 
-MAIN_ROOFS = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
-
-
 def _ceilings_table(report: dict[str, Any]) -> Table:
     """The roofs a roofline draws; per-data-type tensor roofs are listed in JSON."""
-    main = [c for c in report["ceilings"] if c["name"] in MAIN_ROOFS]
+    main = [c for c in report["ceilings"] if c["name"] in ROOFS]
     extra = len(report["ceilings"]) - len(main)
     caption = f"{extra} per-data-type tensor roofs in --format json" if extra else None
     table = Table(

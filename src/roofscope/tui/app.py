@@ -32,13 +32,14 @@ from roofscope.grouping import Rule
 from roofscope.monitor.source import GpuSource
 from roofscope.output.export import write_table, write_text
 from roofscope.output.text import shown
+from roofscope.quantities import ROOFS
 from roofscope.store import damaged_error, is_damaged
 from roofscope.tui.panes.compare import ComparePane
 from roofscope.tui.panes.detail import DetailPane
 from roofscope.tui.panes.efficiency import EfficiencyPane
 from roofscope.tui.panes.kernels import KernelsPane
 from roofscope.tui.panes.monitor import MonitorPane
-from roofscope.tui.panes.roofline import ROOFS, RooflinePane
+from roofscope.tui.panes.roofline import RooflinePane
 from roofscope.tui.panes.runs import RunsPane
 from roofscope.tui.panes.timeline import TimelinePane
 from roofscope.tui.screens.modals import ExportScreen, HelpScreen, RuleEditor

@@ -26,6 +26,7 @@ from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
 from roofscope.output.text import plain, shown
 from roofscope.output.units import cut, si
+from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 BYS = ("group", "kernel", "launch")
 DECIDE_SAMPLES = 1_000_000  # cost compared per million training samples
-LEVELS = ("dram", "l2", "l1")
-ROOF_NAMES = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
 # Column widths with the space before the next column (the table pads no cells), so that
 # 80 columns hold every column beside a 16-character name.
 WIDTHS = {
@@ -210,7 +209,7 @@ class ComparePane(Vertical, can_focus=True):
             Roof(c.name, c.kind, c.value, c.source, series)
             for series, i in enumerate((self.before, self.after))
             for c in reports[i].ceilings
-            if c.name in ROOF_NAMES
+            if c.name in ROOFS
         ]
         self.text = render(
             points,
@@ -247,7 +246,7 @@ class ComparePane(Vertical, can_focus=True):
             lines.append(
                 f"▶ {picked.name}: {out.signed(picked.delta_time_s, 's')} "
                 f"({out.signed_pct(picked.delta_time_pct)}), % of roof "
-                f"{out.cells(picked.to_dict())[5]}, AI at {self.level.upper()} · [ ] reports "
+                f"{out.cells(picked.to_dict())[5]}, AI at {LEVEL_TITLES[self.level]} · [ ] reports "
                 f"· x swap · v rows · l level"
             )
         return _lines(lines)
@@ -330,7 +329,9 @@ class ComparePane(Vertical, can_focus=True):
         self.query_one("#compare-decide-text", Static).update(content)
 
     def action_level(self) -> None:
-        self.level = LEVELS[(LEVELS.index(self.level) + 1) % len(LEVELS)]
+        self.level = LEVELS_OUTERMOST_FIRST[
+            (LEVELS_OUTERMOST_FIRST.index(self.level) + 1) % len(LEVELS_OUTERMOST_FIRST)
+        ]
         self.redraw()
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:

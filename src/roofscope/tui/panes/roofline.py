@@ -12,13 +12,12 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from roofscope.charts.roofline import Point, Roof, legend, render
+from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
 from roofscope.tui.widgets.plain import PlainStatic
 
 if TYPE_CHECKING:
     from roofscope.tui.app import RoofscopeApp
 
-LEVELS = ("dram", "l2", "l1")
-ROOFS = ("fp64", "fp32", "fp16", "tensor", "l1", "l2", "dram")
 LAUNCH_POINTS = 2000  # the longest launches; a chart cell holds a few dozen anyway
 LEGEND_ROWS = 8  # at most; the chart takes the rest
 
@@ -121,13 +120,15 @@ class RooflinePane(Vertical, can_focus=True):
         what = "groups" if self.by == "group" else f"the {LAUNCH_POINTS:,} longest launches"
         lines.insert(
             0,
-            f"x: FLOP/byte at {self.level.upper()} (l) · y: FLOP/s · {what} (t): "
+            f"x: FLOP/byte at {LEVEL_TITLES[self.level]} (l) · y: FLOP/s · {what} (t): "
             "● ≥20% of time, • ≥5%, · less",
         )
         return lines
 
     def action_level(self) -> None:
-        self.level = LEVELS[(LEVELS.index(self.level) + 1) % len(LEVELS)]
+        self.level = LEVELS_OUTERMOST_FIRST[
+            (LEVELS_OUTERMOST_FIRST.index(self.level) + 1) % len(LEVELS_OUTERMOST_FIRST)
+        ]
         self.redraw()
 
     def action_points(self) -> None:
