@@ -39,7 +39,14 @@ from roofscope.metrics import (
     plan_report,
     store_facts,
 )
-from roofscope.quantities import CACHE_LEVELS, LEVELS, PRECISIONS
+from roofscope.quantities import (
+    CACHE_LEVELS,
+    LEVELS,
+    PRECISIONS,
+    flop_per_s,
+    flop_total,
+    flop_total_sql,
+)
 from roofscope.sqlutil import insert_rows
 from roofscope.store import (
     OpenedStore,
@@ -141,11 +148,10 @@ class Session:
         tables as ``inf``: name each such total on its report, so it never reads as unmeasured.
         Launch values are finite and never negative (ingest), so any group's sum that overflows
         makes its report's total overflow too: checking the totals covers every row."""
-        every_flop = " + ".join(f"coalesce({f}, 0)" for f in PRECISIONS)
         quantities = {
             "time_s": ("GPU time", "time_s"),
             **{f: (f"{f} FLOPs", f) for f in PRECISIONS},
-            "all_flops": ("FLOPs of all precisions", f"({every_flop})"),
+            "all_flops": ("FLOPs of all precisions", f"({flop_total_sql()})"),
             **{b: (f"{b} bytes", b) for b in LEVELS},
         }
         checks = ", ".join(
@@ -401,22 +407,21 @@ class Session:
     def phase_totals(self, ranges: list[list], report: int = 0) -> list[dict[str, Any]]:
         """Kernels, time and FLOPs of launch-ID ranges (a profiling run's phases)."""
         rid = self.reports[report].report_id
-        flops = " + ".join(f"coalesce({c}, 0)" for c in PRECISIONS)
         out = []
         for phase, spans in model_check.merge_phases(ranges).items():
             where = " OR ".join(f"launch_id BETWEEN {int(a)} AND {int(b)}" for a, b in spans)
             with self.lock:
                 row = self.con.execute(
                     f"SELECT count(*), sum(time_s * invocations), "
-                    f"sum(({flops}) * invocations), bool_and(tensor IS NOT NULL), "
-                    f"count(tensor) + count(fp32) FROM launch_facts "
+                    f"sum(({flop_total_sql()}) * invocations), bool_and(tensor IS NOT NULL) "
+                    f"FROM launch_facts "
                     f"WHERE report_id = {rid} AND ({where})"
                 ).fetchall()[0]
             out.append({
                 "phase": phase,
                 "kernels": int(row[0] or 0),
                 "time_s": row[1],
-                "flops": row[2] if row[4] else None,
+                "flops": row[2],
                 "tensor_known": bool(row[3]),
             })  # fmt: skip
         return out
@@ -557,7 +562,7 @@ class Session:
     def _head(self, report: int) -> dict[str, Any]:
         r = self.reports[report]
         t = self.totals(report)
-        flops = summary.flop_total(t["flops"])
+        flops = flop_total(t["flops"])
         return {
             "path": r.path,
             "format": r.layout,
@@ -567,7 +572,7 @@ class Session:
             "kernels": t["kernels"],
             "time_s": t["time_s"],
             "flops_total": flops,
-            "flop_per_s": flops / t["time_s"] if flops is not None and t["time_s"] else None,
+            "flop_per_s": flop_per_s(flops, t["time_s"]),
         }
 
     def recording_summary(self, report: int) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from roofscope import metric_names as mn
-from roofscope.quantities import CACHE_LEVELS, PRECISIONS, SCALAR_PRECISIONS
+from roofscope.quantities import CACHE_LEVELS, PRECISIONS, SCALAR_PRECISIONS, sum_known_sql
 from roofscope.sqlutil import quote_ident
 
 FP16_CONVENTIONS = ("ncu", "nersc")
@@ -207,15 +207,6 @@ def _plan_time(plan: MetricPlan, have: _Available) -> None:
         )
 
 
-def _sum_known(terms: list[tuple[int, str]]) -> str:
-    """Weighted sum where a missing term counts 0 but all missing stays unknown (NULL)."""
-    body = " + ".join(
-        f"{w} * coalesce({sql}, 0)" if w != 1 else f"coalesce({sql}, 0)" for w, sql in terms
-    )
-    none = " AND ".join(f"({sql}) IS NULL" for _, sql in terms)
-    return f"CASE WHEN {none} THEN NULL ELSE {body} END"
-
-
 def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: str) -> None:
     terms: list[tuple[int, str]] = []
     words = []
@@ -237,7 +228,7 @@ def _plan_flops(plan: MetricPlan, have: _Available, precision: str, convention: 
             if convention == "ncu"
             else " [NERSC convention: 1 per add/mul, 2 per fma]"
         )
-    plan.set(precision, _sum_known(terms), " + ".join(words) + label)
+    plan.set(precision, sum_known_sql(terms), " + ".join(words) + label)
 
 
 def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
@@ -250,7 +241,7 @@ def _plan_tensor(plan: MetricPlan, have: _Available, cc: str | None) -> None:
             continue  # a rate without its clock: try the next form
         terms = [(1, sql) for sql, _ in found]  # type: ignore[misc]
         words = " + ".join(text for _, text in found)  # type: ignore[misc]
-        plan.set("tensor", _sum_known(terms), "Σ aggregate tensor-path ops: " + words)
+        plan.set("tensor", sum_known_sql(terms), "Σ aggregate tensor-path ops: " + words)
         return
     inst = have.spelled(mn.TENSOR_INST_SPELLINGS)
     if inst is not None:

@@ -6,6 +6,8 @@ renderers and both front ends may all read it. docs/metrics.md defines the quant
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 # FLOP precisions, in the order every table and JSON object lists them
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
 SCALAR_PRECISIONS = ("fp64", "fp32", "fp16")  # counted from SASS instructions (not tensor)
@@ -36,3 +38,46 @@ EFFICIENCY = "efficiency"
 def ai_key(level: str) -> str:
     """The flat column of arithmetic intensity at ``level`` (``ai_dram``)."""
     return f"{AI}_{level}"
+
+
+# -- Unknown stays unknown (docs/metrics.md): one rule for every sum and rate ---------------
+def sum_known_sql(terms: Sequence[str | tuple[int, str]]) -> str:
+    """SQL Σ of ``terms`` (expressions, or (weight, expression)) where an unknown (NULL) term
+    counts 0 but all of them unknown stays unknown: NULL only when every term is NULL."""
+    weighted = [t if isinstance(t, tuple) else (1, t) for t in terms]
+    body = " + ".join(
+        f"{w} * coalesce({sql}, 0)" if w != 1 else f"coalesce({sql}, 0)" for w, sql in weighted
+    )
+    none = " AND ".join(f"({sql}) IS NULL" for _, sql in weighted)
+    return f"CASE WHEN {none} THEN NULL ELSE {body} END"
+
+
+def flop_total_sql(alias: str = "") -> str:
+    """SQL FLOPs over every precision of one launch row (``alias``: ``"v."`` for ``v.fp64``…);
+    NULL only when no precision was measured."""
+    return sum_known_sql([f"{alias}{p}" for p in PRECISIONS])
+
+
+def flop_total(flops: Mapping[str, float | None]) -> float | None:
+    """The same rule over per-precision totals already summed (a row's or a report's ``flops``
+    dict): the known ones add up; None only when none is known."""
+    known = [v for v in flops.values() if v is not None]
+    return sum(known) if known else None
+
+
+def ratio_sql(numerator: str, denominator: str) -> str:
+    """SQL ``numerator / denominator``: NULL when either is NULL or the denominator is 0
+    (FLOP/s over time, intensity over bytes)."""
+    return f"({numerator}) / nullif({denominator}, 0)"
+
+
+def ratio(numerator: float | None, denominator: float | None) -> float | None:
+    """``numerator / denominator``; None when either is unknown or the denominator is 0."""
+    if numerator is None or not denominator:
+        return None
+    return numerator / denominator
+
+
+def flop_per_s(flops: float | None, time_s: float | None) -> float | None:
+    """FLOP/s: None when FLOPs or time is unknown, or the time is 0."""
+    return ratio(flops, time_s)

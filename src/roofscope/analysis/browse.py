@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import duckdb
 
+from roofscope.quantities import FLOP_PER_S, TIME_S, ai_key, flop_total_sql, ratio_sql
 from roofscope.regex import check_regex
 from roofscope.sqlutil import quote_ident, quote_str
 
@@ -30,13 +31,10 @@ LAUNCH_COLUMNS: tuple[tuple[str, str], ...] = (
     ("block_size", "block"),
 )
 # Unknown stays unknown: a launch with no FLOP counter at all has no FLOP/s, not 0 FLOP/s.
-_FLOPS = (
-    "(CASE WHEN coalesce(v.fp64, v.fp32, v.fp16, v.tensor) IS NULL THEN NULL ELSE "
-    "coalesce(v.fp64, 0) + coalesce(v.fp32, 0) + coalesce(v.fp16, 0) + coalesce(v.tensor, 0) END)"
-)
+_FLOPS = flop_total_sql("v.")
 _EXPRS = {
-    "flop_per_s": f"{_FLOPS} / nullif(v.time_s, 0)",
-    "ai_dram": f"{_FLOPS} / nullif(v.dram, 0)",
+    FLOP_PER_S: ratio_sql(_FLOPS, f"v.{TIME_S}"),
+    ai_key("dram"): ratio_sql(_FLOPS, "v.dram"),
 }
 _ids = itertools.count()
 

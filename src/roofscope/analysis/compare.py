@@ -22,6 +22,7 @@ from typing import Any
 
 import duckdb
 
+from roofscope import quantities as q
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import base_name
 
@@ -289,7 +290,7 @@ class Totals:
 
     @property
     def flop_per_s(self) -> float | None:
-        return self.flops / self.time_s if self.flops is not None and self.time_s else None
+        return q.flop_per_s(self.flops, self.time_s)
 
 
 def total_change(before: Totals, after: Totals) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 import duckdb
 
 from roofscope.grouping import base_name
+from roofscope.quantities import flop_per_s, flop_total_sql
 from roofscope.sqlutil import insert_rows
 
 REPLAY_NOTE = (
@@ -81,9 +82,8 @@ def group_columns(
         f"FROM g JOIN {keys} k ON k.key = g.key AND k.report_id = {int(nsys_rid)} "
         f"JOIN launch_facts f ON f.report_id = {int(nsys_rid)} AND f.kernel = k.kernel "
         f"GROUP BY g.grp), "
-        f"p AS (SELECT v.grp, count(*) AS matched, sum(coalesce(v.fp64, 0) + coalesce(v.fp32, 0) "
-        f"+ coalesce(v.fp16, 0) + coalesce(v.tensor, 0)) FILTER (WHERE coalesce(v.fp64, v.fp32, "
-        f"v.fp16, v.tensor) IS NOT NULL) AS flops, sum(s.time_s) AS real_s "
+        f"p AS (SELECT v.grp, count(*) AS matched, sum({flop_total_sql('v.')}) AS flops, "
+        f"sum(s.time_s) AS real_s "
         f"FROM {pairs} j JOIN launch_view v ON v.report_id = {int(ncu_rid)} "
         f"AND v.launch_id = j.ncu_launch JOIN launch_facts s ON s.report_id = {int(nsys_rid)} "
         f"AND s.launch_id = j.nsys_launch WHERE ({where}) GROUP BY v.grp) "
@@ -97,7 +97,7 @@ def group_columns(
             "time_pct": 100.0 * time_s / total if time_s is not None and total else None,
             "launches": int(n or 0),
             "matched_launches": int(matched or 0),
-            "flop_per_s": flops / real_s if flops is not None and real_s else None,
+            "flop_per_s": flop_per_s(flops, real_s),
         }
     return out
 

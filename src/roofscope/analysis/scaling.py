@@ -15,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from roofscope import quantities as q
 from roofscope.analysis.roofline import classify
-from roofscope.analysis.summary import flop_total
 from roofscope.hardware.ceilings import Ceiling
 
 _SEP = r"(?:^|[_\-.])"
@@ -84,7 +84,7 @@ class ScalingRow:
 
     @property
     def flop_per_s(self) -> float | None:
-        return self.flops / self.time_s if self.flops is not None and self.time_s else None
+        return q.flop_per_s(self.flops, self.time_s)
 
     def label(self) -> str:
         s = self.setting
@@ -116,7 +116,7 @@ def step_numbers(
     groups: list[dict[str, Any]], totals: dict[str, Any], ceilings: list[Ceiling]
 ) -> tuple[float | None, float | None, float | None]:
     """(FLOPs, time-weighted efficiency, % of the roof at the step's own intensity)."""
-    flops = flop_total(totals["flops"])
+    flops = q.flop_total(totals["flops"])
     timed = [(g["time_s"], g["efficiency"]) for g in groups if g["efficiency"] is not None]
     weight = sum(t for t, _ in timed if t)
     efficiency = sum(t * e for t, e in timed if t) / weight if weight else None

@@ -10,7 +10,7 @@ import duckdb
 
 from roofscope.analysis.roofline import classify
 from roofscope.hardware.ceilings import Ceiling
-from roofscope.quantities import LEVELS, PRECISIONS
+from roofscope.quantities import LEVELS, PRECISIONS, flop_per_s, flop_total, ratio
 
 KEYS = {"group": "grp", "kernel": "kernel", "launch": "launch_id"}
 
@@ -58,12 +58,6 @@ def rows(
     return [_finish(r, total, roofs) for r in data]
 
 
-def flop_total(flops: dict[str, float | None]) -> float | None:
-    """FLOPs over every precision measured; None when none was (unknown is not zero)."""
-    known = [v for v in flops.values() if v is not None]
-    return sum(known) if known else None
-
-
 def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> dict[str, object]:
     flops = {f: r.pop(f) for f in PRECISIONS}
     bytes_ = {b: r.pop(b) for b in LEVELS}
@@ -73,8 +67,8 @@ def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> di
     r["flops"] = flops
     r["flops_total"] = flop_sum
     r["bytes"] = bytes_
-    r["flop_per_s"] = flop_sum / time_s if flop_sum is not None and time_s else None
-    r["ai"] = {b: (flop_sum / v if flop_sum is not None and v else None) for b, v in bytes_.items()}
+    r["flop_per_s"] = flop_per_s(flop_sum, time_s)  # type: ignore[arg-type]
+    r["ai"] = {b: ratio(flop_sum, v) for b, v in bytes_.items()}  # type: ignore[arg-type]
     bound, attainable = classify(flops, bytes_, roofs)  # type: ignore[arg-type]
     r["bound"] = bound
     r["attainable_flop_per_s"] = attainable

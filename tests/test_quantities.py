@@ -1,0 +1,56 @@
+"""One rule for unknown FLOPs (docs/metrics.md "Unknown stays unknown"), in SQL and in Python."""
+
+from __future__ import annotations
+
+import itertools
+
+import duckdb
+import pytest
+
+import roofscope
+from roofscope import quantities as q
+from tests.ncu_builder import raw_page, write
+
+VALUES = (None, 0.0, 3.0)
+
+
+def test_sql_and_python_flop_totals_agree_on_every_mix_of_unknowns():
+    con = duckdb.connect()
+    cols = ", ".join(f"{p} DOUBLE" for p in q.PRECISIONS)
+    con.execute(f"CREATE TABLE t ({cols})")
+    mixes = list(itertools.product(VALUES, repeat=len(q.PRECISIONS)))
+    con.executemany("INSERT INTO t VALUES (?, ?, ?, ?)", mixes)
+    rows = con.execute(f"SELECT {', '.join(q.PRECISIONS)}, {q.flop_total_sql()} FROM t").fetchall()
+    for *values, total in rows:
+        expected = q.flop_total(dict(zip(q.PRECISIONS, values, strict=True)))
+        assert total == expected
+        assert (total is None) == all(v is None for v in values)  # each known one counts
+
+
+@pytest.mark.parametrize(
+    ("flops", "time_s", "expected"),
+    [(None, 1.0, None), (2.0, None, None), (2.0, 0.0, None), (0.0, 2.0, 0.0), (6.0, 2.0, 3.0)],
+)
+def test_flop_per_s_is_unknown_when_either_side_is_or_time_is_zero(flops, time_s, expected):
+    assert q.flop_per_s(flops, time_s) == expected
+    sql = q.ratio_sql("?::DOUBLE", "?::DOUBLE")
+    assert duckdb.connect().execute(f"SELECT {sql}", [flops, time_s]).fetchall()[0][0] == expected
+
+
+def test_phase_flops_count_fp16_and_fp64_when_fp32_and_tensor_are_unmeasured(tmp_path, in_tmp_cwd):
+    """Behaviour change: ``phase_totals`` used to report a phase's FLOPs as unknown unless an
+    fp32 or tensor value was measured, so a phase of half- or double-precision kernels on a
+    GPU without those counters lost its FLOPs; now every known precision counts."""
+    hfma = "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum"
+    dfma = "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum"
+    units = {"gpu__time_duration.sum": "ns", hfma: "inst", dfma: "inst"}
+    launches = [
+        ("half_k", {"gpu__time_duration.sum": "1,000", hfma: "100", dfma: ""}),
+        ("double_k", {"gpu__time_duration.sum": "1,000", hfma: "", dfma: "10"}),
+    ]
+    session = roofscope.load(write(tmp_path / "p.csv", raw_page(launches, units)), use_cache=False)
+    (totals,) = session.phase_totals([["step", 0, 1]])
+    assert totals["kernels"] == 2
+    assert totals["flops"] == pytest.approx(4 * 100 + 2 * 10)  # ncu convention: hfma 4, dfma 2
+    group_flops = sum(r["flops_total"] for r in session.rows("launch"))
+    assert totals["flops"] == pytest.approx(group_flops)  # the same rule as the report's rows
