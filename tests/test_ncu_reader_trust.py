@@ -373,3 +373,26 @@ def test_nul_before_the_header_is_not_a_header_change(tmp_path):
     text = "\x00" + raw_page(_launches(2), UNITS)
     _, warnings = _warnings(_write(tmp_path, text))
     assert not [w for w in warnings if "NUL" in w and "header" in w]
+
+
+@pytest.mark.parametrize(
+    ("text", "decimal", "value"),
+    [
+        ("1,580,911,775.91", ".", 1_580_911_775.91),
+        ("35232.125000", ".", 35232.125),
+        ("65,536 (0; 0; 1)", ".", 65536.0),
+        ("1.234,5", ",", 1234.5),
+        ("20,992000", ".", None),
+        ("1_000", ".", None),
+        ("1e3", ".", None),
+        ("inf", ".", None),
+        ("n/a", ".", None),
+    ],
+)
+def test_detail_reads_a_value_only_in_a_shape_ncu_writes(text, decimal, value):
+    """Detail's raw rows (read on demand) follow the ingest grammar: 20,992000 is shown as the
+    text it is, never as 20,992,000."""
+    from roofscope.analysis.detail import parse_number
+
+    got = parse_number(text, decimal)
+    assert got == (pytest.approx(value) if value is not None else None)

@@ -6,7 +6,6 @@ Shared by ingest (which of an export's thousands of columns to type as numbers) 
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import NamedTuple
 
@@ -249,10 +248,3 @@ def tensor_aggregates(present: set[str], suffix: str = "") -> list[str]:
         else:
             chosen.append(base + ".sum" + suffix)
     return chosen
-
-
-def fingerprint() -> str:
-    """Identifies which metrics ingest types as numbers: a cache built under another set lacks
-    columns a plan may now read, so store.cache_key should include this."""
-    blob = "\n".join([*sorted(_WANTED), _TENSOR_RE.pattern, _UNIT_TOTAL_RE.pattern])
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]

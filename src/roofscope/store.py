@@ -51,6 +51,7 @@ import pyarrow as pa
 from roofscope import __version__
 from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
+from roofscope.ingest.nsys_export import sidecars
 from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.nsys_tables import SCHEMA as TIMELINE_SCHEMA
 from roofscope.ingest.recording import SCHEMA as RECORDING_SCHEMA
@@ -114,16 +115,11 @@ def input_identity(paths: list[Path]) -> list[dict[str, object]]:
             "size": sum(st.st_size for st in stats),
             "mtime_ns": max((st.st_mtime_ns for st in stats), default=0),
         }
-        sidecars = []
-        for suffix in ("-wal", "-journal") if not p.is_dir() else ():
-            try:
-                st = p.with_name(p.name + suffix).stat()
-            except OSError:
-                continue
-            if st.st_size > 0:  # SQLite leaves an empty one behind when nothing is pending
-                sidecars.append([suffix, st.st_size, st.st_mtime_ns])
-        if sidecars:  # only then: caches of files without them keep their keys
-            entry["sidecars"] = sidecars
+        # only non-empty ones (SQLite leaves an empty one behind when nothing is pending), and
+        # only then a key: caches of files without them keep their keys
+        found = [(f.name[len(p.name) :], f.stat()) for f in ([] if p.is_dir() else sidecars(p))]
+        if found:
+            entry["sidecars"] = [[suffix, st.st_size, st.st_mtime_ns] for suffix, st in found]
         out.append(entry)
     return out
 

@@ -8,6 +8,7 @@ seconds) summed and intensive ones (percentages, rates, clocks) time-weighted, a
 from __future__ import annotations
 
 import csv
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.ingest.nsys_export import kernel_row
+from roofscope.ingest.numbers import SHAPES
 from roofscope.ingest.sniff import open_text, sniff
 from roofscope.ingest.units import UnknownUnitError, parse_unit
 from roofscope.quantities import BYTE_UNIT, FLOP_UNIT, LEVELS_OUTERMOST_FIRST, PRECISIONS
@@ -46,10 +48,14 @@ class MetricRow:
 
 
 def parse_number(text: str | None, decimal: str = ".") -> float | None:
-    """Python twin of ingest.numbers.number_sql, for single values."""
+    """Python twin of ingest.numbers.number_sql, for single values: only the shapes ncu writes
+    (``SHAPES``) are numbers, so Detail never shows ``20,992000`` as 20,992,000; any other text
+    is None and shown as the text it is."""
     if text is None:
         return None
     head = text.strip().split(" (", 1)[0]
+    if not re.fullmatch(SHAPES[decimal], head):
+        return None
     head = head.replace(".", "").replace(",", ".") if decimal == "," else head.replace(",", "")
     try:
         value = float(head)

@@ -810,7 +810,7 @@ def _not_numbers(
     found: dict[str, int], info: ReportInfo, first: Callable[[str], str | None]
 ) -> None:
     """Warn about values left out because they are not numbers in a shape ncu writes
-    (``numbers._SHAPE``), naming each column (``first`` says where its first one is)."""
+    (``numbers.SHAPES``), naming each column (``first`` says where its first one is)."""
     if not found:
         return
     top = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:3]

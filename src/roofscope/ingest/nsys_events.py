@@ -35,14 +35,15 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_stats import complete_lines, read_bytes
+from roofscope.ingest.nsys_stats import TIME_UNITS, complete_lines, read_bytes
 from roofscope.ingest.nsys_tables import LATEST_NS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.sqlutil import insert_rows
 
 REQUIRED = ("Name", "Start", "Duration")
 # nanoseconds per unit; the GUI writes μ (Greek mu), some systems µ (micro sign)
-UNITS_NS = {"ns": 1, "\u03bcs": 1000, "\u00b5s": 1000, "us": 1000, "ms": 10**6, "s": 10**9}
+# the units the GUI prints, from the one table of nsys time units (in ns, as integers)
+UNITS_NS = {u: round(TIME_UNITS[u] * 1e9) for u in ("ns", "\u03bcs", "\u00b5s", "us", "ms", "s")}
 _TIME = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*([^\s\d.+-]+)")
 _MEMOP = re.compile(r"^\[CUDA mem(cpy|set)\b[^\]]*\]$|^Mem(cpy|set)\b( \S+)?( \(.*\))?$")
 _MEMCPY_KINDS = {

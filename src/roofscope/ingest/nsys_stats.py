@@ -26,6 +26,7 @@ Nothing is guessed; every value left out is named by line (JSON: row) and column
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import re
@@ -38,6 +39,7 @@ import duckdb
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.nsys_tables import LATEST_NS, create_staging, write_report
 from roofscope.ingest.report_info import ReportInfo
+from roofscope.ingest.sniff import GZIP_MAGIC, Gunzip
 from roofscope.sqlutil import insert_rows
 
 # Seconds per unit of the time units nsys prints (``--timeunit`` nsec/usec/msec/sec); any other
@@ -138,25 +140,18 @@ def read_bytes(path: Path, limit: int | None = None) -> tuple[bytes, bool]:
     """The file's bytes (``limit`` of them at most), gunzipped when it is a gzip; and whether a
     gzip ended early (a truncated download keeps its complete rows, as ncu CSVs do)."""
     with open(path, "rb") as fh:
-        raw = fh.read() if limit is None else fh.read(1 << 20)
-    if raw[:2] != b"\x1f\x8b":
-        return (raw if limit is None else raw[:limit]), False
-    out: list[bytes] = []
-    size = 0
+        if fh.read(2) != GZIP_MAGIC:
+            fh.seek(0)
+            return (fh.read() if limit is None else fh.read(limit)), False
+    raw = Gunzip(path)
     try:
-        while raw and (limit is None or size < limit):
-            unzip = zlib.decompressobj(wbits=31)  # one gzip member; concatenated ones follow
-            part = unzip.decompress(raw, 0 if limit is None else limit - size)
-            out.append(part)
-            size += len(part)
-            if not unzip.eof:
-                return b"".join(out), limit is None
-            raw = unzip.unused_data
+        with io.BufferedReader(raw) as stream:
+            data = stream.read() if limit is None else stream.read(limit)
     except zlib.error as exc:
         raise RoofscopeError(
             f"gzip data is damaged ({exc})", path=str(path), hint="copy the file again"
         ) from exc
-    return b"".join(out), False
+    return data, raw.truncated and (limit is None or len(data) < limit)
 
 
 def _col(header: list[str], stem: str) -> int | None:

@@ -11,7 +11,6 @@ from rich.text import Text
 from roofscope.charts.bars import hbars
 from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
-from roofscope.output.text import shown_doc
 from roofscope.output.units import si
 
 
@@ -95,7 +94,6 @@ def render_cost(doc: dict[str, Any], fmt: str, console: Console | None = None) -
 
 
 def cost_renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Group:
-    doc = shown_doc(doc)  # also drawn by the Compare pane
     prices = doc["prices"]
     caveat = _caveat(prices)
     return Group(
@@ -130,7 +128,7 @@ def render_mig(doc: dict[str, Any], fmt: str, console: Console | None = None) ->
 
 def mig_renderable(doc: dict[str, Any]) -> Group:
     parts: list[Any] = []
-    for a in shown_doc(doc)["advice"]:
+    for a in doc["advice"]:
         parts.append(Text.assemble((f"MIG: {a['source']}", "bold"), f" · {a['gpu']}"))
         parts += [Text(f"  {line}") for line in a["reasoning"]]
         if a["profiles"]:

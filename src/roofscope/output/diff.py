@@ -18,7 +18,7 @@ from rich.text import Text
 from roofscope.grouping import base_name
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
-from roofscope.output.text import plain, shown_doc
+from roofscope.output.text import plain
 from roofscope.output.units import cut, si
 
 SHOWN_ROWS = 20  # table and Markdown; JSON and CSV carry every row
@@ -166,7 +166,6 @@ def to_csv(doc: dict[str, Any]) -> str:
 
 
 def renderable(doc: dict[str, Any], width: int, top: int | None = None) -> Group:
-    doc = shown_doc(doc)  # also drawn by the Compare pane
     before, after = doc["before"], doc["after"]
     # SIMPLE_HEAD puts one space between columns, so cells need no padding of their own
     # (with it, 80 columns cut the last one: "vanished" read "vanishe").

@@ -14,7 +14,7 @@ from rich.text import Text
 from roofscope.charts.bars import hbars
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
-from roofscope.output.text import plain, shown_doc
+from roofscope.output.text import plain
 from roofscope.output.units import pct, ratio_pct, si
 
 
@@ -86,7 +86,6 @@ def to_csv(doc: dict[str, Any]) -> str:
 
 def renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Group:
     """Title, table, bar chart and caveats: the CLI table and the TUI show the same."""
-    doc = shown_doc(doc)  # also drawn by the Compare pane
     columns = shown(doc)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 0))
     for name, _ in columns:

@@ -24,7 +24,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
 from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
-from roofscope.output.text import plain, shown
+from roofscope.output.text import plain, shown, shown_doc
 from roofscope.output.units import cut, si
 from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
@@ -302,12 +302,17 @@ class ComparePane(Vertical, can_focus=True):
         try:
             if len(self.comparable()) >= 1:
                 measured = session.scaling()
-                parts.append(scaling_out.renderable(measured, width, self.rapp.ascii_only))
+                parts.append(
+                    scaling_out.renderable(shown_doc(measured), width, self.rapp.ascii_only)
+                )
                 doc = cost_doc(measured, load_prices(), epochs=1, samples=DECIDE_SAMPLES)
-                parts += [Text(""), decide_out.cost_renderable(doc, width, self.rapp.ascii_only)]
+                parts += [
+                    Text(""),
+                    decide_out.cost_renderable(shown_doc(doc), width, self.rapp.ascii_only),
+                ]
             advice = session.mig_advice()
             if advice:
-                parts += [Text(""), decide_out.mig_renderable({"advice": advice})]
+                parts += [Text(""), decide_out.mig_renderable(shown_doc({"advice": advice}))]
             else:
                 parts += [
                     Text(""),
