@@ -32,7 +32,7 @@ async def compare_open(app: RoofscopeApp, pilot) -> ComparePane:
 
 async def test_compare_pane_rows_chart_and_keys(in_tmp_cwd):
     app = RoofscopeApp([RESNET_FP32, RESNET_BF16], ascii_only=False)
-    app.use_color = False
+    app.state.use_color = False
     async with app.run_test(size=(100, 32)) as pilot:
         pane = await compare_open(app, pilot)
         table = app.query_one("#compare-table", DataTable)
@@ -49,7 +49,7 @@ async def test_compare_pane_rows_chart_and_keys(in_tmp_cwd):
         await pilot.press("down")
         await settle(app, pilot)
         assert f"▶ {expected.rows[1].name}:" in screen_text(app)
-        assert app.selected_group == expected.rows[1].name  # shared with the other panes
+        assert app.state.group == expected.rows[1].name  # shared with the other panes
         await pilot.press("x")
         await settle(app, pilot, 5)
         assert "■ resnet18_fp32" in screen_text(app) and "(+5.5%, 1.06× slower)" in screen_text(app)
@@ -86,7 +86,7 @@ async def test_compare_with_one_report_says_how(in_tmp_cwd):
 
 async def test_compare_snapshot_80x24(in_tmp_cwd):
     app = RoofscopeApp([RESNET_FP32, RESNET_BF16], ascii_only=False)
-    app.use_color = False
+    app.state.use_color = False
     async with app.run_test(size=(80, 24)) as pilot:
         await compare_open(app, pilot)
         await pilot.press("down", "down")

@@ -185,5 +185,5 @@ async def test_open_starts_on_the_profile_when_a_recording_comes_first():
     )
     async with app.run_test(size=(100, 30)) as pilot:
         await _idle(app, pilot)
-        assert app.report == 1
+        assert app.state.report == 1
         assert screen_text(app).startswith("gemm4096_bf16_h100.ncu-raw.csv [2/2]")

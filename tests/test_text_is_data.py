@@ -12,6 +12,7 @@ import pytest
 
 from roofscope.output.text import shown
 from roofscope.tui.app import RoofscopeApp
+from roofscope.tui.panes.kernels import KernelsPane
 from tests.conftest import run_cli
 from tests.ncu_builder import raw_page, write
 from tests.nsys_builder import Export, Kernel
@@ -118,14 +119,15 @@ async def test_every_pane_shows_hostile_names_verbatim(tmp_path, monkeypatch):
         await opened(app, pilot)
         text = _no_raw_controls(app)
         assert shown(RULE_NAME) in text and "[/]" in text
-        app.jump_to_group("k")  # grouped by base name: its launch has the full name
+        # grouped by base name: its launch has the full name
+        app.query_one(KernelsPane).jump_to("k")
         await settle(app, pilot)
         await pilot.press("enter")
         await settle(app, pilot)
         assert "[link=http://x]k[/link]" in _no_raw_controls(app)
         await pilot.press("escape")
         for name in ("[/]", "[fp32] gemm"):
-            app.jump_to_group(name if name == "[/]" else RULE_NAME)
+            app.query_one(KernelsPane).jump_to(name if name == "[/]" else RULE_NAME)
             await settle(app, pilot)
         for key in "4237":  # Detail, Roofline, Efficiency, Compare
             await pilot.press(key)
@@ -136,7 +138,7 @@ async def test_every_pane_shows_hostile_names_verbatim(tmp_path, monkeypatch):
         await pilot.press("full_stop", "full_stop", "8")  # the nsys report: Timeline
         await settle(app, pilot)
         _no_raw_controls(app)
-        app.set_axis("nvtx-inner")
+        app.query_one(KernelsPane).set_axis("nvtx-inner")
         await pilot.press("1")
         await settle(app, pilot)
         assert VISIBLE[3] in _no_raw_controls(app)

@@ -70,7 +70,7 @@ async def test_drill_down_sort_reverse_and_back(in_tmp_cwd):
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(app, pilot)
         first = groups(app)[0]
-        assert app.selected_group == first
+        assert app.state.group == first
         await pilot.press("enter")
         await settle(app, pilot)
         table = app.query_one("#launches", VirtualTable)
@@ -86,7 +86,7 @@ async def test_drill_down_sort_reverse_and_back(in_tmp_cwd):
         assert times == sorted(times)
         await pilot.press("down", "down")
         await settle(app, pilot)
-        assert app.selected_launch == table.row(2)[0]
+        assert app.state.launch == table.row(2)[0]
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.query_one(ContentSwitcher).current == "detail"
@@ -138,7 +138,7 @@ async def test_efficiency_bin_filters_kernels(in_tmp_cwd):
         await settle(app, pilot)
         assert app.query_one(ContentSwitcher).current == "kernels"
         kernels = app.query_one(KernelsPane)
-        assert kernels.flt.eff_bin == 1
+        assert app.state.filter.eff_bin == 1
         expected = app.session.histogram(0)["bins"][1]["time_s"]
         assert sum(r["time_s"] for r in kernels.rows) == pytest.approx(expected)
 
@@ -158,7 +158,7 @@ async def test_roofline_toggles_and_selection(in_tmp_cwd):
         await pilot.press("t")
         await settle(app, pilot)
         assert pane.by == "launch" and len(pane.rows) == 361
-        app.toggle_roof("dram")
+        app.query_one(RooflinePane).toggle_roof("dram")
         assert "DRAM" not in str(app.query_one("#roofline-legend", Static).render())
 
 
@@ -201,9 +201,9 @@ async def test_export_help_palette_and_quit(in_tmp_cwd):
         await pilot.pause(0.1)
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
-        app.jump_to_group("GEMM")
+        app.query_one(KernelsPane).jump_to("GEMM")
         await settle(app, pilot)
-        assert app.selected_group == "GEMM"
+        assert app.state.group == "GEMM"
         await pilot.press("q")
     assert app.return_code in (0, None)
 
@@ -258,7 +258,7 @@ async def test_command_palette_jumps_to_a_group(in_tmp_cwd):
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(app, pilot)
         await palette(app, pilot, "Group: GEMM")
-        assert app.selected_group == "GEMM"
+        assert app.state.group == "GEMM"
         await palette(app, pilot, "Pane: Roofline")
         assert app.query_one(ContentSwitcher).current == "roofline"
 
@@ -277,6 +277,9 @@ async def test_first_hour_keys_at_80x24(in_tmp_cwd):
         await pilot.pause(0.1)
         assert "Ctrl+P" not in screen_text(app)  # below the fold at 24 rows
         await pilot.press("pagedown", "pagedown", "pagedown")
+        await pilot.pause(0.1)
+        assert "3  Efficiency" not in screen_text(app)  # it scrolled
+        await pilot.press("end")
         await pilot.pause(0.1)
         assert "Ctrl+P" in screen_text(app)
         await pilot.press("escape")

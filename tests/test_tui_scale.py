@@ -25,7 +25,7 @@ async def test_million_launches_scroll_sort_filter(million, in_tmp_cwd):
         kernels = app.query_one(KernelsPane)
         assert sum(r["launches"] for r in kernels.rows) == N
         gemm = next(r for r in kernels.rows if r["name"] == "GEMM")
-        app.jump_to_group("GEMM")
+        app.query_one(KernelsPane).jump_to("GEMM")
         await settle(app, pilot)
         await pilot.press("enter")
         await settle(app, pilot, 5)

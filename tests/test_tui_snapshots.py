@@ -46,7 +46,7 @@ def _wide_terminal(monkeypatch):
 @pytest.mark.parametrize("key", sorted(PANES))
 async def test_pane_snapshot(key, size, in_tmp_cwd):
     app = RoofscopeApp([RESNET], ascii_only=False)
-    app.use_color = False
+    app.state.use_color = False
     async with app.run_test(size=size) as pilot:
         await opened(app, pilot)
         await pilot.press("down", "down")  # select a group: highlighted on roofline, in detail

@@ -257,8 +257,17 @@ class Session:
 
     def set_rules(self, rules: list[Rule]) -> None:
         """Regroup with new rules (the TUI's rule editor): only the name table changes."""
-        self.grouper = Grouper(rules)
-        self._apply_groups()
+        with self.lock:
+            self.grouper = Grouper(rules)
+            self._apply_groups()
+
+    def kernel_names(self) -> list[str]:
+        """Every distinct kernel name of the open reports (the rule editor's preview)."""
+        with self.lock:
+            rows = self.con.execute(
+                "SELECT DISTINCT kernel FROM launches WHERE kernel IS NOT NULL ORDER BY 1"
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def set_axis(self, axis: str) -> None:
         if axis not in AXES:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,84 +25,33 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from roofscope.analysis.browse import Filter
-from roofscope.analysis.timeline import Window
-from roofscope.api import AXES, Session, load
+from roofscope.api import Session, load
 from roofscope.errors import RoofscopeError
-from roofscope.grouping import Rule
-from roofscope.monitor.source import GpuSource
-from roofscope.output.export import write_table, write_text
 from roofscope.output.text import shown
-from roofscope.quantities import ROOFS
 from roofscope.store import damaged_error, is_damaged
-from roofscope.tui.panes.compare import ComparePane
-from roofscope.tui.panes.detail import DetailPane
-from roofscope.tui.panes.efficiency import EfficiencyPane
-from roofscope.tui.panes.kernels import KernelsPane
-from roofscope.tui.panes.monitor import MonitorPane
-from roofscope.tui.panes.roofline import RooflinePane
-from roofscope.tui.panes.runs import RunsPane
-from roofscope.tui.panes.timeline import TimelinePane
-from roofscope.tui.screens.modals import ExportScreen, HelpScreen, RuleEditor
+from roofscope.tui.help import help_text
+from roofscope.tui.messages import (
+    AxisChanged,
+    FilterKernels,
+    GroupSelected,
+    LaunchSelected,
+    OpenReports,
+    RulesChanged,
+    ShowPane,
+)
+from roofscope.tui.panes.base import Pane
+from roofscope.tui.panes.registry import PANES
+from roofscope.tui.screens.modals import ExportScreen, HelpScreen
+from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic
 
-PANES = (
-    ("kernels", "Kernels"),
-    ("roofline", "Roofline"),
-    ("efficiency", "Efficiency"),
-    ("detail", "Detail"),
-    ("monitor", "Monitor"),
-    ("runs", "Runs"),
-    ("compare", "Compare"),
-    ("timeline", "Timeline"),
-)
-
-STALE = ("roofline", "efficiency", "detail", "timeline", "compare")
 # The footer shows the pane keys as one compact "12345678 panes" (? lists them), so that
 # ? Help and q Quit stay in view at 80 columns.
 PANE_KEYS = Binding.Group("panes", compact=True)
-
-HELP = """[b]roofscope[/b] — keys  (↑ ↓ PgUp PgDn scroll · Esc closes)
-
-  1 2 3 4      Kernels · Roofline · Efficiency · Detail
-  5 6 7 8      Monitor (GPUs) · Runs (profile bundled models) ·
-               Compare (two or more reports) · Timeline (nsys)
-  Enter        drill down: group → launches → every metric of a
-               launch; an efficiency bin → its kernels
-  Escape       back: Detail → launches → groups; then clears the
-               filter
-  /            filter by regex (Kernels) · search metrics (Detail)
-  s  r         Kernels: cycle the sort column · reverse the order
-  g            grouping-rule editor (Enter applies, Ctrl+S saves
-               to ./roofscope.toml)
-  n            Kernels: group by name rules / innermost /
-               outermost NVTX range (nsys)
-  l  t         Roofline: AI at DRAM/L2/L1 · groups or the
-               2,000 longest launches
-  + - 0        Timeline: zoom at the cursor · whole run
-  ← →  < >     Timeline: move the cursor · pan
-  d  f         Timeline: next device · filter Kernels to the
-               window (Enter too; Escape there clears)
-  f s + - ← →  Monitor: sample faster / slower (also ] [), zoom,
-               scroll back
-  Home  End    Monitor: the session's start · live
-  s c o R      Runs: start the run set in the form (Tab reaches
-               it) · cancel it · open a run's report (or Enter) ·
-               read the runs folder again
-  [ ] x        Compare: next before / after report · swap them
-  v l s        Compare: rows by group/kernel/launch · AI level ·
-               scaling, cost and MIG across the open reports
-  .            next report, when several are open
-  e            export what the pane shows (.csv/.md, .txt)
-  Ctrl+R       read the open reports again (changed on disk)
-  Ctrl+P       command palette: panes, jump to a group, roofs
-  ?  q         this help · quit
-
-The selection is shared: the group or launch under the cursor
-in Kernels is ◉ on the Roofline and the subject of Detail. ncu
-times are replayed with clocks locked to base; nsys times are
-the real timeline (opened together, Kernels shows both).
-"""
+APP_KEYS = (("Ctrl+P", "command palette: panes, jump to a group, roofs"),)
+HELP_TAIL = """The selection is shared: the group or launch under the cursor in Kernels is ◉ on
+the Roofline and the subject of Detail. ncu times are replayed with clocks locked to base; nsys
+times are the real timeline (opened together, Kernels shows both)."""
 
 
 def ascii_terminal() -> bool:
@@ -112,51 +62,34 @@ def ascii_terminal() -> bool:
 
 
 class RoofscopeCommands(Provider):
-    """Palette entries: panes, every group (jump to it), roof toggles."""
+    """Palette entries: the panes, then what each pane offers (groups, roofs, axes)."""
 
     async def search(self, query: str) -> Hits:
         app = self.app
-        assert isinstance(app, RoofscopeApp)
         matcher = self.matcher(query)
-        entries: list[tuple[str, Any, str]] = [
-            (f"Pane: {title}", lambda k=key: app.action_show_pane(k), "switch pane")
-            for key, title in PANES
-        ]
-        if app.session is None:  # only the Runs pane so far
-            entries = [e for e in entries if e[0] == "Pane: Runs"]
-        else:
-            entries += self._report_entries(app)
-        for text, callback, help_text in entries:
+        entries = [*self._pane_entries(app)]
+        entries += [command for pane in app.query(Pane) for command in pane.commands()]
+        for text, callback, hint in entries:
             text = shown(text)
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, _highlight(matcher, text), callback, help=help_text)
+                yield Hit(score, _highlight(matcher, text), callback, help=hint)
 
     async def discover(self) -> Hits:
         """Before anything is typed: the panes (typing finds groups and roofs too)."""
-        app = self.app
-        assert isinstance(app, RoofscopeApp)
-        for key, title in PANES:
-            if app.query(f"#{key}"):
-                yield DiscoveryHit(
-                    f"Pane: {title}", lambda k=key: app.action_show_pane(k), help="switch pane"
-                )
+        for text, callback, hint in self._pane_entries(self.app):
+            yield DiscoveryHit(text, callback, help=hint)
 
     @staticmethod
-    def _report_entries(app: RoofscopeApp) -> list[tuple[str, Any, str]]:
-        entries: list[tuple[str, Any, str]] = [
-            (f"Group: {name}", lambda n=name: app.jump_to_group(n), "select in Kernels")
-            for name in app.group_names()
-        ]
-        entries += [
-            (f"Toggle roof: {roof}", lambda r=roof: app.toggle_roof(r), "show/hide on Roofline")
-            for roof in ROOFS
-        ]
-        entries += [
-            (f"Group by: {axis}", lambda a=axis: app.set_axis(a), "grouping axis of Kernels")
-            for axis in AXES
-        ]
-        return entries
+    def _pane_entries(app: App[Any]) -> Iterator[tuple[str, Any, str]]:
+        """The panes mounted (only Runs before a report is open)."""
+        for cls in PANES:
+            if app.query(f"#{cls.KEY}"):
+                yield (
+                    f"Pane: {cls.TITLE}",
+                    lambda k=cls.KEY: app.post_message(ShowPane(k)),
+                    ("switch pane"),
+                )
 
 
 def _highlight(matcher: Matcher, text: str) -> Content:
@@ -235,16 +168,36 @@ class RoofscopeApp(App[None]):
     """
     COMMANDS = App.COMMANDS | {RoofscopeCommands}
     BINDINGS = [  # in footer order: help and quit before what a narrow terminal may cut
-        Binding("question_mark", "help", "Help", id="help"),
+        Binding("question_mark", "help", "Help", id="help", tooltip="this help"),
         Binding("q", "quit", "Quit", id="quit"),
         *(
-            Binding(str(i), f"show_pane('{key}')", title, id=f"pane.{key}", group=PANE_KEYS)
-            for i, (key, title) in enumerate(PANES, start=1)
+            Binding(
+                str(i), f"show_pane('{cls.KEY}')", cls.TITLE, id=f"pane.{cls.KEY}", group=PANE_KEYS
+            )
+            for i, cls in enumerate(PANES, start=1)
         ),
-        Binding("escape", "back", "Back", show=False),
-        Binding("e", "export", "Export", id="export"),
-        Binding("full_stop", "next_report", "Next report", show=False),
-        Binding("ctrl+r", "reload", "Reload", show=False, id="reload"),
+        Binding(
+            "e",
+            "export",
+            "Export",
+            id="export",
+            tooltip="export what the pane shows (.csv/.md, .txt)",
+        ),
+        Binding(
+            "full_stop",
+            "next_report",
+            "Next report",
+            show=False,
+            tooltip="next report, when several are open",
+        ),
+        Binding(
+            "ctrl+r",
+            "reload",
+            "Reload",
+            show=False,
+            id="reload",
+            tooltip="read the open reports again (changed on disk)",
+        ),
     ]
 
     def __init__(
@@ -260,19 +213,21 @@ class RoofscopeApp(App[None]):
         super().__init__()
         self.paths = paths
         self.start_pane = start_pane
-        self.runs_root = Path(runs_dir) if runs_dir else None
         self._came_from_runs = False
         self.load_options = load_options
-        self.session: Session = session  # type: ignore[assignment]
-        self.report = 0
-        self.selected_group: str | None = None
-        self.selected_launch: int | None = None
-        self.ascii_only = ascii_only or ascii_terminal()
-        self.use_color = "NO_COLOR" not in os.environ
+        self.state = ViewState(
+            ascii_only=ascii_only or ascii_terminal(),
+            use_color="NO_COLOR" not in os.environ,
+            runs_root=Path(runs_dir) if runs_dir else None,
+        )
+        self.state.open(session)
         self.started = time.perf_counter()
-        self.stale = set(STALE)  # load when first shown
         self.first_paint_s: float | None = None
         self._told_changed: list[str] = []
+
+    @property
+    def session(self) -> Session | None:
+        return self.state.session
 
     def compose(self) -> ComposeResult:
         yield PlainStatic("loading…", id="loading")
@@ -284,24 +239,34 @@ class RoofscopeApp(App[None]):
             self.call_after_refresh(self._mount_panes)
         elif self.paths:
             self._open(self.paths)
-        elif self.start_pane == "runs":
-            self._mount_runs_only()
+        elif self.start_pane is not None:
+            self._mount_without_report()
         else:
             self.push_screen(StartScreen(start_choices()), self._start_chosen)
 
     def _start_chosen(self, choice: str | None) -> None:
         if choice == RUNS_CHOICE:
-            self._mount_runs_only()
+            self._mount_without_report()
         elif choice:
             self._open([choice])
 
-    def _mount_runs_only(self) -> None:
-        """No report yet (``roofscope profile`` with no model): only the Runs pane."""
+    def _mount(self, panes: list[type[Pane]], start: str) -> None:
         self.query_one("#loading").remove()
-        switcher = ContentSwitcher(RunsPane(self.runs_root, id="runs"), initial="runs")
+        switcher = ContentSwitcher(*(cls.create(self.state) for cls in panes), initial=panes[0].KEY)
         self.mount(switcher, before=self.query_one(Footer))
-        self.call_after_refresh(lambda: self.query_one("#runs-table").focus())
-        self.call_after_refresh(self.refresh_bindings)
+        self.call_after_refresh(self.action_show_pane, start)
+
+    def _mount_without_report(self) -> None:
+        """No report yet (``roofscope profile`` with no model): only the panes that need none,
+        on ``start_pane`` if it is one of them."""
+        panes = [cls for cls in PANES if not cls.NEEDS_REPORT]
+        keys = [cls.KEY for cls in panes]
+        self._mount(panes, self.start_pane if self.start_pane in keys else keys[0])
+
+    def _mount_panes(self) -> None:
+        start = next(cls.KEY for cls in PANES if cls.start_here(self.session))
+        self._mount(list(PANES), start)
+        self.call_after_refresh(self._painted)
 
     def action_reload(self) -> None:
         """Read the open reports again (after ncu or nsys rewrote one)."""
@@ -310,22 +275,19 @@ class RoofscopeApp(App[None]):
 
     def open_report(self, paths: list[str], *, from_runs: bool = True) -> None:
         """Replace what is open with ``paths`` (a finished run's report): every pane reloads."""
-        runs = self.query(RunsPane)
-        if runs and runs.first().runner is not None:
-            self.notify("a run is going: open reports when it ends (c cancels it)",
-                        severity="warning")  # fmt: skip
-            return
+        for pane in self.query(Pane):
+            busy = pane.busy()
+            if busy:
+                self.notify(busy, severity="warning")
+                return
         for switcher in self.query(ContentSwitcher):
             switcher.remove()
         if self.session is not None:
             self.session.close()
-            self.session = None  # type: ignore[assignment]
+        self.state.open(None)
         self.paths = paths
-        self.report = 0
         self._came_from_runs = from_runs
         self._told_changed = []
-        self.selected_group = self.selected_launch = None
-        self.stale = set(STALE)
         self.mount(PlainStatic("loading…", id="loading"), before=self.query_one(Footer))
         self._open(paths)
 
@@ -380,53 +342,18 @@ class RoofscopeApp(App[None]):
 
     def _failed(self, exc: RoofscopeError) -> None:
         self.notify(exc.one_line(), severity="error", timeout=10)
-        if self.start_pane == "runs" or self.query(RunsPane) or self._came_from_runs:
-            self._mount_runs_only()  # back to the runs rather than a dead end
+        if self.start_pane is not None or self.query(Pane) or self._came_from_runs:
+            self._mount_without_report()  # back to the runs rather than a dead end
             return
         self.query_one("#loading", Static).update(exc.one_line())
 
     def _opened(self, session: Session) -> None:
-        self.session = session
+        self.state.open(session)
         self._mount_panes()
-
-    def _mount_panes(self) -> None:
-        self.query_one("#loading").remove()
-        # Start on a report with kernels; a GPU recording opened beside it lives in pane 5.
-        reports = self.session.reports
-        self.report = next((i for i, r in enumerate(reports) if not r.is_recording), 0)
-        switcher = ContentSwitcher(
-            KernelsPane(id="kernels"),
-            RooflinePane(id="roofline"),
-            EfficiencyPane(id="efficiency"),
-            DetailPane(id="detail"),
-            TimelinePane(id="timeline"),
-            ComparePane(id="compare"),
-            MonitorPane(
-                self._monitor_source, autostart=False, ascii_only=self.ascii_only, id="monitor"
-            ),
-            RunsPane(self.runs_root, id="runs"),
-            initial="kernels",
-        )
-        self.mount(switcher, before=self.query_one(Footer))
-        self.call_after_refresh(self._painted)
-        self.call_after_refresh(self.refresh_bindings)
-
-    def _monitor_source(self) -> GpuSource:
-        """Recordings opened in this session, else this machine's GPUs through NVML."""
-        stored = self.session.recording_source()
-        if stored is not None:
-            return stored
-        from roofscope.monitor.nvml import NvmlSource
-
-        return NvmlSource()
 
     def _painted(self) -> None:
         self.first_paint_s = time.perf_counter() - self.started
         self._warm_up()
-        if all(r.is_recording for r in self.session.reports):
-            self.action_show_pane("monitor")  # nothing to show in the kernel panes
-        else:
-            self.query_one("#groups").focus()
 
     @work(thread=True, group="warm-up")
     def _warm_up(self) -> None:
@@ -436,109 +363,61 @@ class RoofscopeApp(App[None]):
 
         preload()
 
-    # -- shared state ----------------------------------------------------------------------
-    def report_label(self) -> str:
-        report = self.session.reports[self.report]
-        name = Path(report.path).name
-        more = (
-            f" [{self.report + 1}/{len(self.session.reports)}]"
-            if len(self.session.reports) > 1
-            else ""
-        )
-        return f"{name}{more} · {report.gpu_name or 'GPU ?'}"
+    # -- the view state: panes ask, the app changes it and tells every pane -----------------
+    def _changed(self, change: Change) -> None:
+        """Each pane decides: reload now (shown), later (hidden), redraw, or nothing; so
+        moving the cursor over a million launches never queues work for hidden panes."""
+        for pane in self.query(Pane):
+            pane.state_changed(change)
 
-    def select_group(self, name: str | None) -> None:
-        self.selected_group = name
-        self.selected_launch = None
-        self._selection_changed()
+    @on(GroupSelected)
+    def _group_selected(self, message: GroupSelected) -> None:
+        self.state.group = message.name
+        self.state.launch = None
+        self._changed(Change.SELECTION)
 
-    def select_launch(self, launch_id: int) -> None:
-        self.selected_launch = launch_id
-        self._selection_changed()
+    @on(LaunchSelected)
+    def _launch_selected(self, message: LaunchSelected) -> None:
+        self.state.launch = message.launch_id
+        self._changed(Change.SELECTION)
 
-    def _current(self) -> str | None:
-        switchers = self.query(ContentSwitcher)
-        return switchers.first().current if switchers else None
+    @on(ShowPane)
+    def _show_pane(self, message: ShowPane) -> None:
+        self.action_show_pane(message.key)
 
-    def _selection_changed(self) -> None:
-        """Only the visible pane follows the selection at once; the others catch up when
-        shown, so moving the cursor over a million launches never queues work."""
-        current = self._current()
-        if current == "roofline":
-            self.query_one(RooflinePane).redraw()
-        elif current == "detail":
-            self.query_one(DetailPane).reload()
+    @on(FilterKernels)
+    def _filter_kernels(self, message: FilterKernels) -> None:
+        self.state.filter = message.filter
+        self._changed(Change.FILTER)
 
-    def group_names(self) -> list[str]:
-        pane = self.query(KernelsPane)
-        return [str(r["name"]) for r in pane.first().rows] if pane else []
+    @on(RulesChanged)
+    def _rules_changed(self, message: RulesChanged) -> None:
+        assert self.session is not None
+        self.session.set_rules(message.rules)
+        self._changed(Change.DATA)
 
-    def kernel_names(self) -> list[str]:
-        with self.session.lock:
-            rows = self.session.con.execute(
-                "SELECT DISTINCT kernel FROM launches WHERE kernel IS NOT NULL ORDER BY 1"
-            ).fetchall()
-        return [r[0] for r in rows]
+    @on(AxisChanged)
+    def _axis_changed(self, message: AxisChanged) -> None:
+        assert self.session is not None
+        self.session.set_axis(message.axis)
+        self.state.group = self.state.launch = None
+        self._changed(Change.DATA)
 
-    def set_rules(self, rules: list[Rule]) -> None:
-        with self.session.lock:
-            self.session.set_rules(rules)
-        self._reload_all()
-
-    def _reload_all(self) -> None:
-        """Data changed (rules, report): reload the visible pane, mark the others stale."""
-        self.stale = set(STALE)
-        self.query_one(KernelsPane).reload()
-        current = self._current()
-        if current in self.stale:
-            self._refresh_pane(current)
-
-    def _refresh_pane(self, key: str) -> None:
-        self.stale.discard(key)
-        if key == "roofline":
-            self.query_one(RooflinePane).reload()
-        elif key == "efficiency":
-            self.query_one(EfficiencyPane).reload()
-        elif key == "detail":
-            self.query_one(DetailPane).reload()
-        elif key == "timeline":
-            self.query_one(TimelinePane).reload()
-        elif key == "compare":
-            self.query_one(ComparePane).reload()
-
-    def set_axis(self, axis: str) -> None:
-        """Group Kernels by name rules or by NVTX range (nsys reports with NVTX)."""
-        if axis != "rules" and not self.session.has_nvtx(self.report):
-            self.notify(
-                "no kernels attributed to NVTX ranges in this report (nsys exports with NVTX "
-                "ranges and a CUDA API trace have them)",
-                severity="warning",
-            )
-            return
-        self.session.set_axis(axis)
-        self.selected_group = self.selected_launch = None
-        self._reload_all()
-
-    def filter_window(self, window: Window) -> None:
-        kernels = self.query_one(KernelsPane)
-        rid = self.session.reports[self.report].report_id
-        kernels.apply_window((rid, window.t0, window.t1))
-        self.action_show_pane("kernels")
+    @on(OpenReports)
+    def _open_reports(self, message: OpenReports) -> None:
+        self.open_report(message.paths)
 
     # -- actions ---------------------------------------------------------------------------
+    def _current(self) -> Pane | None:
+        switchers = self.query(ContentSwitcher)
+        key = switchers.first().current if switchers else None
+        return self.query_one(f"#{key}", Pane) if key else None
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Keys that would do nothing are left out of the footer (and passed on): panes and
-        export on the start screen, Escape outside Detail (the panes' own Escape comes
-        first)."""
+        """Panes and export are left out of the footer (and passed on) on the start screen."""
         if action in ("show_pane", "export"):
             return bool(self.query(ContentSwitcher))
-        if action == "back":
-            return self._current() == "detail"
         return True
-
-    def action_back(self) -> None:
-        """Escape on Detail: back to the launches (or groups) it was opened from."""
-        self.action_show_pane("kernels")
 
     def action_show_pane(self, key: str) -> None:
         switchers = self.query(ContentSwitcher)
@@ -548,65 +427,32 @@ class RoofscopeApp(App[None]):
             self.notify("open a report first: o or Enter on a finished run", severity="warning")
             return
         switchers.first().current = key
-        self.refresh_bindings()  # Escape on Detail
-        pane = self.query_one(f"#{key}")
-        focusable = [w for w in pane.query("*") if w.focusable and w.display]
-        if key == "runs":  # the list first; Tab reaches the form
-            focusable = list(pane.query("#runs-table"))
-        (focusable[0] if focusable else pane).focus()
-        if key == "monitor":
-            pane.start()  # type: ignore[attr-defined]
-            pane.redraw()  # type: ignore[attr-defined]
-        elif key == "runs":
-            pane.shown()  # type: ignore[attr-defined]
-        elif key in self.stale:
-            self._refresh_pane(key)
-        elif key == "roofline":
-            pane.redraw()  # type: ignore[attr-defined]
-        elif key == "detail":
-            pane.reload()  # type: ignore[attr-defined]
+        self.refresh_bindings()
+        pane = self.query_one(f"#{key}", Pane)
+        pane.focus_first()
+        pane.shown()
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(HELP))
-
-    def action_rules(self) -> None:
-        self.push_screen(RuleEditor(list(self.session.grouper.rules)))
+        app_bindings = [b for b in self.BINDINGS if "show_pane" not in b.action]
+        self.push_screen(
+            HelpScreen(help_text("roofscope", PANES, app_bindings, APP_KEYS, HELP_TAIL))
+        )
 
     def action_next_report(self) -> None:
-        if self.session is not None and len(self.session.reports) == 1:
+        if self.session is None:
+            return
+        reports = len(self.session.reports)
+        if reports == 1:
             self.notify("only one report is open: roofscope open A B … opens several")
-        if self.session is not None and len(self.session.reports) > 1:
-            self.report = (self.report + 1) % len(self.session.reports)
-            self.selected_group = self.selected_launch = None
-            self.query_one(KernelsPane).flt = Filter()
-            timeline = self.query_one(TimelinePane)
-            timeline.window = timeline.full = None
-            timeline.devices = []
-            self._reload_all()
-
-    def jump_to_group(self, name: str) -> None:
-        self.action_show_pane("kernels")
-        kernels = self.query_one(KernelsPane)
-        names = [str(r["name"]) for r in kernels.rows]
-        if name in names:
-            kernels.query_one("#groups").move_cursor(row=names.index(name))  # type: ignore[attr-defined]
-        self.select_group(name)
-
-    def toggle_roof(self, name: str) -> None:
-        self.query_one(RooflinePane).toggle_roof(name)
-
-    def filter_efficiency_bin(self, index: int) -> None:
-        kernels = self.query_one(KernelsPane)
-        kernels.apply_filter(kernels.flt.regex, index)
-        self.action_show_pane("kernels")
+            return
+        self.state.switch_report((self.state.report + 1) % reports)
+        self._changed(Change.REPORT)
 
     def action_export(self) -> None:
-        switchers = self.query(ContentSwitcher)
-        if not switchers:
+        pane = self._current()
+        if pane is None:
             return
-        pane = switchers.first().current or "kernels"
-        suffix = "txt" if pane == "roofline" else "csv"
-        default = f"roofscope-{pane}-{time.strftime('%Y%m%d-%H%M%S')}.{suffix}"
+        default = f"roofscope-{pane.KEY}-{time.strftime('%Y%m%d-%H%M%S')}.{pane.EXPORT_SUFFIX}"
 
         def done(path: str | None) -> None:
             if path:
@@ -614,14 +460,9 @@ class RoofscopeApp(App[None]):
 
         self.push_screen(ExportScreen(default), done)
 
-    def _export(self, pane: str, path: str) -> None:
+    def _export(self, pane: Pane, path: str) -> None:
         try:
-            widget = self.query_one(f"#{pane}")
-            if pane == "roofline":
-                target = write_text(path, widget.current_text())  # type: ignore[attr-defined]
-            else:
-                header, rows = widget.current_table()  # type: ignore[attr-defined]
-                target = write_table(path, header, rows)
+            target = pane.export(path)
         except RoofscopeError as exc:
             self.notify(exc.one_line(), severity="error")
             return

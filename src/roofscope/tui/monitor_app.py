@@ -11,28 +11,22 @@ from textual.binding import Binding
 from textual.widgets import Footer
 
 from roofscope.monitor.source import GpuSource
+from roofscope.tui.help import help_text
 from roofscope.tui.panes.monitor import MonitorPane
 from roofscope.tui.screens.modals import HelpScreen
+from roofscope.tui.state import ViewState
 
-HELP = """[b]roofscope monitor[/b] — keys
-
-  f  s (or ] [)  sample faster / slower: 0.1 s to 10 s (live NVML only)
-  + -            zoom the history: seconds per sparkline column
-  ← →            scroll back / forward in the session's history
-  Home  End      the session's start · back to live
-  ?              this help          q  quit
-
-GPU util is the fraction of time any kernel ran (nvidia-smi's GPU-Util), not how busy the SMs
-were: on Hopper and later the GPM rows (SM active, tensor, DRAM bw, FP32/16/64) say that.
-History is kept for the whole session: recent samples as taken, older ones averaged in pairs.
-"""
+HELP_TAIL = """GPU util is the fraction of time any kernel ran (nvidia-smi's GPU-Util), not how
+busy the SMs were: on Hopper and later the GPM rows (SM active, tensor, DRAM bw, FP32/16/64) say
+that. History is kept for the whole session: recent samples as taken, older ones averaged in
+pairs."""
 
 
 class MonitorApp(App[None]):
     TITLE = "roofscope monitor"
     CSS = "*:focus { border: none; }"
     BINDINGS = [
-        Binding("question_mark", "help", "Help"),
+        Binding("question_mark", "help", "Help", tooltip="this help"),
         Binding("q", "quit", "Quit"),
     ]
 
@@ -46,7 +40,10 @@ class MonitorApp(App[None]):
     ):
         super().__init__()
         self.pane = MonitorPane(
-            source_factory, interval=interval, ascii_only=ascii_only, id="monitor", **pane_options
+            source_factory,
+            state=ViewState(ascii_only=ascii_only),
+            interval=interval,
+            **pane_options,
         )
 
     def compose(self) -> ComposeResult:
@@ -57,4 +54,5 @@ class MonitorApp(App[None]):
         self.pane.focus()
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(HELP))
+        text = help_text("roofscope monitor", [MonitorPane], self.BINDINGS, tail=HELP_TAIL)
+        self.push_screen(HelpScreen(text))

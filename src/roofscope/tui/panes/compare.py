@@ -7,14 +7,14 @@ roofs, and joins the highlighted row's before and after points with a line.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from roofscope.analysis.compare import Diff, DiffRow
@@ -27,10 +27,10 @@ from roofscope.output import scaling as scaling_out
 from roofscope.output.text import plain, shown, shown_doc
 from roofscope.output.units import cut, si
 from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
+from roofscope.tui.messages import GroupSelected
+from roofscope.tui.panes.base import Pane
+from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
-
-if TYPE_CHECKING:
-    from roofscope.tui.app import RoofscopeApp
 
 BYS = ("group", "kernel", "launch")
 DECIDE_SAMPLES = 1_000_000  # cost compared per million training samples
@@ -47,14 +47,18 @@ WIDTHS = {
 }
 
 
-class ComparePane(Vertical, can_focus=True):
+class ComparePane(Pane, can_focus=True):
+    KEY = "compare"
+    TITLE = "Compare"
+    HINT = "two or more reports"
+    RELOAD_ON = frozenset({Change.DATA, Change.REPORT})
     BINDINGS = [
-        Binding("left_square_bracket", "before", "Before"),
-        Binding("right_square_bracket", "after", "After"),
-        Binding("x", "swap", "Swap"),
-        Binding("v", "by", "Rows"),  # by group, kernel or launch (? says)
-        Binding("s", "decide", "Scaling/cost"),
-        Binding("l", "level", "AI level", show=False),
+        Binding("left_square_bracket", "before", "Before", tooltip="next before report"),
+        Binding("right_square_bracket", "after", "After", tooltip="next after report"),
+        Binding("x", "swap", "Swap", tooltip="swap before and after"),
+        Binding("v", "by", "Rows", tooltip="rows by group / kernel / launch"),
+        Binding("s", "decide", "Scaling/cost", tooltip="scaling, cost and MIG of the reports"),
+        Binding("l", "level", "AI level", show=False, tooltip="AI at DRAM / L2 / L1"),
     ]
     DEFAULT_CSS = """
     ComparePane #compare-summary { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
@@ -69,8 +73,8 @@ class ComparePane(Vertical, can_focus=True):
     }
     """
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, state: ViewState, **kwargs: Any):
+        super().__init__(state, **kwargs)
         self.before = 0
         self.after = 1
         self.by = "group"
@@ -79,10 +83,6 @@ class ComparePane(Vertical, can_focus=True):
         self.doc: dict[str, Any] = {}
         self.cursor = 0
         self.text = ""
-
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="compare-summary")
@@ -100,7 +100,7 @@ class ComparePane(Vertical, can_focus=True):
     # -- which reports --------------------------------------------------------------------
     def comparable(self) -> list[int]:
         """Reports with kernels (GPU recordings are shown in Monitor)."""
-        return [i for i, r in enumerate(self.rapp.session.reports) if not r.is_recording]
+        return [i for i, r in enumerate(self.session.reports) if not r.is_recording]
 
     def reload(self) -> None:
         if self.has_class("decide"):
@@ -131,7 +131,7 @@ class ComparePane(Vertical, can_focus=True):
     @work(thread=True, exclusive=True, group="compare")
     def _load(self, before: int, after: int, by: str) -> None:
         try:
-            diff = self.rapp.session.diff(before, after, by)
+            diff = self.session.diff(before, after, by)
         except RoofscopeError as exc:
             self.app.call_from_thread(self._message, exc.one_line())
             return
@@ -156,11 +156,11 @@ class ComparePane(Vertical, can_focus=True):
             self.redraw()  # with rows, the first one's RowHighlighted draws the chart
 
     def _summary(self) -> None:
-        reports = self.rapp.session.reports
+        reports = self.session.reports
         n = len(reports)
 
         def who(i: int, series: int) -> str:
-            mark = FAMILIES[series][1 if self.rapp.ascii_only else 0][0]
+            mark = FAMILIES[series][1 if self.state.ascii_only else 0][0]
             return f"{mark} {out.label({'path': reports[i].path})} [{i + 1}/{n}]"
 
         gpus = {reports[i].gpu_name or "GPU ?" for i in (self.before, self.after)}
@@ -204,7 +204,7 @@ class ComparePane(Vertical, can_focus=True):
             points += [p for p in (a, b) if p is not None]
             if row is picked and a is not None and b is not None:
                 link = (a, b)
-        reports = self.rapp.session.reports
+        reports = self.session.reports
         roofs = [
             Roof(c.name, c.kind, c.value, c.source, series)
             for series, i in enumerate((self.before, self.after))
@@ -216,8 +216,8 @@ class ComparePane(Vertical, can_focus=True):
             roofs,
             width,
             height,
-            ascii_only=self.rapp.ascii_only,
-            color=self.rapp.use_color,
+            ascii_only=self.state.ascii_only,
+            color=self.state.use_color,
             links=[link] if link else [],
         )
         chart.update(Text.from_ansi(self.text, no_wrap=True))
@@ -228,7 +228,7 @@ class ComparePane(Vertical, can_focus=True):
         highlighted row."""
         mine = [{r.name: r for r in roofs if r.series == s} for s in (0, 1)]
         same = [n for n in mine[0] if n in mine[1] and _close(mine[0][n].value, mine[1][n].value)]
-        marks = [FAMILIES[s][1 if self.rapp.ascii_only else 0][0] for s in (0, 1)]
+        marks = [FAMILIES[s][1 if self.state.ascii_only else 0][0] for s in (0, 1)]
         parts = [
             f"{marks[s]} "
             + " ".join(f"{n.upper()} {si(r.value)}" for n, r in mine[s].items() if n not in same)
@@ -258,7 +258,7 @@ class ComparePane(Vertical, can_focus=True):
         self.cursor = int(event.row_key.value)
         row = self.selected_row()
         if row is not None and self.by == "group":
-            self.rapp.selected_group = row.name  # Roofline and Detail follow when shown
+            self.post_message(GroupSelected(row.name))  # Roofline and Detail follow
         self.redraw()
 
     def on_resize(self) -> None:
@@ -296,19 +296,19 @@ class ComparePane(Vertical, can_focus=True):
 
     @work(thread=True, exclusive=True, group="compare")
     def _load_decide(self) -> None:
-        session = self.rapp.session
+        session = self.session
         width = max(self.size.width - 2, 40)
         parts: list[Any] = []
         try:
             if len(self.comparable()) >= 1:
                 measured = session.scaling()
                 parts.append(
-                    scaling_out.renderable(shown_doc(measured), width, self.rapp.ascii_only)
+                    scaling_out.renderable(shown_doc(measured), width, self.state.ascii_only)
                 )
                 doc = cost_doc(measured, load_prices(), epochs=1, samples=DECIDE_SAMPLES)
                 parts += [
                     Text(""),
-                    decide_out.cost_renderable(shown_doc(doc), width, self.rapp.ascii_only),
+                    decide_out.cost_renderable(shown_doc(doc), width, self.state.ascii_only),
                 ]
             advice = session.mig_advice()
             if advice:

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 
 from roofscope.analysis.detail import MetricRow
 from roofscope.errors import RoofscopeError
 from roofscope.output.units import si
 from roofscope.regex import check_regex, search
+from roofscope.tui.messages import ShowPane
+from roofscope.tui.panes.base import Pane
+from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
-
-if TYPE_CHECKING:
-    from roofscope.tui.app import RoofscopeApp
 
 
 def value_text(row: MetricRow) -> str:
@@ -28,8 +27,21 @@ def value_text(row: MetricRow) -> str:
     return "—" if row.value is None else str(row.value)
 
 
-class DetailPane(Vertical):
-    BINDINGS = [Binding("slash", "search", "Search")]
+class DetailPane(Pane):
+    KEY = "detail"
+    TITLE = "Detail"
+    HINT = "every metric of the selection"
+    RELOAD_ON = frozenset({Change.DATA, Change.REPORT, Change.SELECTION})
+    BINDINGS = [
+        Binding("slash", "search", "Search", tooltip="search metric names and formulas"),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            show=False,
+            tooltip="back to Kernels (its launches if you came from there)",
+        ),
+    ]
     DEFAULT_CSS = """
     DetailPane #detail-title { height: auto; text-style: bold; }
     DetailPane #detail-search { display: none; }
@@ -37,14 +49,10 @@ class DetailPane(Vertical):
     DetailPane DataTable { height: 1fr; }
     """
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, state: ViewState, **kwargs: Any):
+        super().__init__(state, **kwargs)
         self.metrics: list[MetricRow] = []
         self.pattern = ""
-
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield PlainStatic("select a group or launch in Kernels (1)", id="detail-title")
@@ -66,17 +74,17 @@ class DetailPane(Vertical):
         yield table
 
     def reload(self) -> None:
-        app = self.rapp
-        if app.selected_launch is not None:
-            title = f"launch {app.selected_launch}"
-            self._load(app.report, launch=app.selected_launch, group=None, title=title)
-        elif app.selected_group is not None:
-            title = f"group {app.selected_group!r} (raw values: sums; rates: time-weighted)"
-            self._load(app.report, launch=None, group=app.selected_group, title=title)
+        state = self.state
+        if state.launch is not None:
+            title = f"launch {state.launch}"
+            self._load(state.report, launch=state.launch, group=None, title=title)
+        elif state.group is not None:
+            title = f"group {state.group!r} (raw values: sums; rates: time-weighted)"
+            self._load(state.report, launch=None, group=state.group, title=title)
 
     @work(thread=True, exclusive=True, group="detail")
     def _load(self, report: int, launch: int | None, group: str | None, title: str) -> None:
-        session = self.rapp.session
+        session = self.session
         try:
             rows = (
                 session.launch_detail(report, launch)
@@ -111,6 +119,9 @@ class DetailPane(Vertical):
                 rows = [r for i, r in enumerate(rows) if hits[i] or hits[n + i]]
         for row in rows:
             table.add_row(row.kind, row.name, value_text(row), row.unit, row.source)
+
+    def action_back(self) -> None:
+        self.post_message(ShowPane("kernels"))
 
     def action_search(self) -> None:
         box = self.query_one("#detail-search", Input)

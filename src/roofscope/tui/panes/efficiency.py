@@ -3,21 +3,26 @@ headroom ranking ("what do I optimise first"). Enter on a bin filters Kernels to
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
+from roofscope.analysis.browse import Filter
 from roofscope.tui import format as f
+from roofscope.tui.messages import FilterKernels, GroupSelected, ShowPane
+from roofscope.tui.panes.base import Pane
+from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
-if TYPE_CHECKING:
-    from roofscope.tui.app import RoofscopeApp
 
-
-class EfficiencyPane(Vertical):
+class EfficiencyPane(Pane):
+    KEY = "efficiency"
+    TITLE = "Efficiency"
+    KEYS = (("Enter", "on a bin: Kernels filtered to its kernels"),)
+    RELOAD_ON = frozenset({Change.DATA, Change.REPORT})
     DEFAULT_CSS = """
     EfficiencyPane #efficiency-summary { height: auto; }
     EfficiencyPane Horizontal { height: 1fr; }
@@ -25,14 +30,10 @@ class EfficiencyPane(Vertical):
     EfficiencyPane #ranking { width: 1fr; }
     """
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, state: ViewState, **kwargs: Any):
+        super().__init__(state, **kwargs)
         self.data: dict[str, Any] = {}
         self.ranking: list[dict[str, Any]] = []
-
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="efficiency-summary")
@@ -55,11 +56,11 @@ class EfficiencyPane(Vertical):
             yield ranking
 
     def reload(self) -> None:
-        self._load(self.rapp.report)
+        self._load(self.state.report)
 
     @work(thread=True, exclusive=True, group="efficiency")
     def _load(self, report: int) -> None:
-        session = self.rapp.session
+        session = self.session
         data = session.histogram(report)
         ranking = sorted(
             session.rows("group", report), key=lambda r: r["headroom_s"] or 0.0, reverse=True
@@ -72,7 +73,7 @@ class EfficiencyPane(Vertical):
         speed = data["potential_speedup"]
         unknown = data["unknown"]
         lines = [
-            f"{self.rapp.report_label()} · potential speedup of the step if every kernel ran "
+            f"{self.state.label()} · potential speedup of the step if every kernel ran "
             f"at its roof: {f.num(speed)}× (Σtime / Σ(time × efficiency))",
             "efficiency = max(tensor, FP32, DRAM utilisation) per launch · "
             "Enter on a bin: show its kernels",
@@ -82,7 +83,7 @@ class EfficiencyPane(Vertical):
                 f"{unknown['launches']:,} launches ({f.time(unknown['time_s'])}) have "
                 f"no utilisation data and are left out"
             )
-        if self.rapp.session.reports[self.rapp.report].is_nsys:
+        if self.state.current.is_nsys:
             lines.append(
                 "nsys exports have no utilisation counters: open an ncu export of the same "
                 "program beside it (roofscope open run.sqlite run.ncu-rep.csv)"
@@ -114,12 +115,15 @@ class EfficiencyPane(Vertical):
     @on(DataTable.RowSelected, "#bins")
     def _bin_selected(self, event: DataTable.RowSelected) -> None:
         if event.row_key.value is not None:
-            self.rapp.filter_efficiency_bin(int(event.row_key.value))
+            flt = self.state.filter
+            bin_filter = Filter(flt.regex, None, int(event.row_key.value), flt.window)
+            self.post_message(FilterKernels(bin_filter))
+            self.post_message(ShowPane("kernels"))
 
     @on(DataTable.RowHighlighted, "#ranking")
     def _ranking_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value is not None:
-            self.rapp.select_group(event.row_key.value)
+            self.post_message(GroupSelected(event.row_key.value))
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         total = sum(b["time_s"] for b in self.data.get("bins", [])) or 1.0

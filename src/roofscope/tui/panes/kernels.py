@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from roofscope.analysis.browse import LAUNCH_COLUMNS, Filter
-from roofscope.api import AXES
+from roofscope.api import AXES, Session
 from roofscope.errors import RoofscopeError
 from roofscope.tui import format as f
+from roofscope.tui.messages import (
+    AxisChanged,
+    FilterKernels,
+    GroupSelected,
+    LaunchSelected,
+    ShowPane,
+)
+from roofscope.tui.panes.base import Command, Pane
+from roofscope.tui.screens.modals import RuleEditor
+from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 from roofscope.tui.widgets.virtual_table import Column, VirtualTable
-
-if TYPE_CHECKING:
-    from roofscope.tui.app import RoofscopeApp
 
 # (row key, title, format, width); ncu groups, nsys groups, and the nsys columns shown beside
 # an ncu report opened with an nsys export of the same program.
@@ -92,16 +99,34 @@ def _sort_value(row: dict[str, Any], key: str) -> Any:
     return (value is None, value if value is not None else 0)
 
 
-class KernelsPane(Vertical):
+class KernelsPane(Pane):
     """Groups table; Enter opens the group's launches (paged from DuckDB); Esc goes back."""
 
+    KEY = "kernels"
+    TITLE = "Kernels"
+    HINT = "groups → launches"
+    KEYS = (("Enter", "drill down: group → launches → every metric of a launch (Detail)"),)
+    RELOAD_ON = frozenset({Change.DATA, Change.REPORT, Change.FILTER})
+    EAGER = True  # the palette's groups and the start screen read its rows
     BINDINGS = [
-        Binding("s", "sort", "Sort"),
-        Binding("r", "reverse", "Reverse"),
-        Binding("slash", "filter", "Filter"),
-        Binding("g", "rules", "Rules"),
-        Binding("n", "axis", "NVTX/rules", show=False),
-        Binding("escape", "back", "Back", show=False),
+        Binding("s", "sort", "Sort", tooltip="cycle the sort column"),
+        Binding("r", "reverse", "Reverse", tooltip="reverse the order"),
+        Binding("slash", "filter", "Filter", tooltip="filter groups and kernels by regex"),
+        Binding("g", "rules", "Rules", tooltip="grouping-rule editor (Ctrl+S saves it)"),
+        Binding(
+            "n",
+            "axis",
+            "NVTX/rules",
+            show=False,
+            tooltip="group by name rules / innermost / outermost NVTX range (nsys)",
+        ),
+        Binding(
+            "escape",
+            "back",
+            "Back",
+            show=False,
+            tooltip="back: launches → groups; then clears the filter",
+        ),
     ]
     DEFAULT_CSS = """
     KernelsPane #kernels-status { height: auto; max-height: 3; color: $text-muted; }
@@ -113,9 +138,8 @@ class KernelsPane(Vertical):
     KernelsPane DataTable { height: 1fr; }
     """
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.flt = Filter()
+    def __init__(self, state: ViewState, **kwargs: Any):
+        super().__init__(state, **kwargs)
         self.group_sort = 2  # time
         self.launch_sort = 2
         self.descending = True
@@ -124,9 +148,9 @@ class KernelsPane(Vertical):
         self.pager: Any = None
         self.columns = GROUP_COLUMNS
 
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
+    @classmethod
+    def start_here(cls, session: Session | None) -> bool:
+        return session is not None and not all(r.is_recording for r in session.reports)
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="kernels-status")
@@ -159,26 +183,25 @@ class KernelsPane(Vertical):
 
     # -- loading ---------------------------------------------------------------------------
     def reload(self) -> None:
-        self._load_groups(self.rapp.report, self.flt)
+        self._load_groups(self.state.report, self.state.filter)
         if self.drilled_group is not None:
             self._open_launches(self.drilled_group)
 
     @work(thread=True, exclusive=True, group="kernels-groups")
     def _load_groups(self, report: int, flt: Filter) -> None:
         try:
-            rows = self.rapp.session.rows("group", report, flt)
+            rows = self.session.rows("group", report, flt)
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
             return
         self.app.call_from_thread(self._show_groups, rows)
 
     def _column_set(self) -> tuple[tuple[str, str, Any, int], ...]:
-        session = self.rapp.session
-        if session.reports[self.rapp.report].is_nsys:
+        if self.state.current.is_nsys:
             return NSYS_COLUMNS
         return (
             GROUP_COLUMNS + JOINED_COLUMNS
-            if self.rapp.report in session.partner
+            if self.state.report in self.session.partner
             else (GROUP_COLUMNS)
         )
 
@@ -198,7 +221,7 @@ class KernelsPane(Vertical):
                 r for r in rows if _sort_value(r, key)[0] is True
             ]
         self.rows = rows
-        selected = self.rapp.selected_group
+        selected = self.state.group
         table.clear()
         for r in rows:
             table.add_row(*(fmt(_value(r, k)) for k, _, fmt, _ in self.columns), key=str(r["name"]))
@@ -208,7 +231,8 @@ class KernelsPane(Vertical):
         self._status()
 
     def _status(self) -> None:
-        parts = [self.rapp.report_label()]
+        parts = [self.state.label()]
+        flt = self.state.filter
         if self.drilled_group is not None:
             count = self.pager.count if self.pager else 0
             parts.append(f"group {self.drilled_group!r}: {count:,} launches")
@@ -216,18 +240,18 @@ class KernelsPane(Vertical):
         else:
             parts.append(f"{len(self.rows)} groups")
             sort_title = self.columns[self.group_sort][1]
-        if self.flt.regex:
-            parts.append(f"filter /{self.flt.regex}/")
-        if self.flt.eff_bin is not None:
-            lo = self.flt.eff_bin * 10
+        if flt.regex:
+            parts.append(f"filter /{flt.regex}/")
+        if flt.eff_bin is not None:
+            lo = flt.eff_bin * 10
             parts.append(f"efficiency {lo}–{lo + 10}%")
-        if self.flt.window is not None:
-            _, t0, t1 = self.flt.window
+        if flt.window is not None:
+            _, t0, t1 = flt.window
             parts.append(f"window {f.time(t0 / 1e9)}–{f.time(t1 / 1e9)}")
-        axis = self.rapp.session.axis
+        axis = self.session.axis
         if axis != "rules":
             parts.append(f"groups: {axis.replace('nvtx-', 'NVTX ')}most range")
-        if self.rapp.report in self.rapp.session.partner:
+        if self.state.report in self.session.partner:
             parts.append("nsys columns: real timeline; ncu times: replayed, locked clocks")
         parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
         if self.drilled_group is not None:
@@ -237,16 +261,17 @@ class KernelsPane(Vertical):
     def _open_launches(self, group: str) -> None:
         self.drilled_group = group
         self.add_class("drilled")
+        flt = self.state.filter
         self._load_launches(
-            self.rapp.report,
-            Filter(self.flt.regex, group, self.flt.eff_bin, self.flt.window),
+            self.state.report,
+            Filter(flt.regex, group, flt.eff_bin, flt.window),
             LAUNCH_COLUMNS[self.launch_sort][0],
             self.descending,
         )
 
     @work(thread=True, exclusive=True, group="kernels-launches")
     def _load_launches(self, report: int, flt: Filter, sort: str, descending: bool) -> None:
-        session = self.rapp.session
+        session = self.session
         pager = session.pager(report, flt, sort, descending)
         if get_current_worker().is_cancelled:  # a newer sort or filter replaced this one
             session.close_pager(pager)
@@ -260,7 +285,7 @@ class KernelsPane(Vertical):
     @work(thread=True, group="kernels-close")
     def _close_pager(self, pager: Any) -> None:
         """Drop a replaced launch list's table off the UI thread (it waits for the session lock)."""
-        self.rapp.session.close_pager(pager)
+        self.session.close_pager(pager)
 
     def _show_launches(self, pager: Any, fetch: Any) -> None:
         old, self.pager = self.pager, pager
@@ -274,7 +299,7 @@ class KernelsPane(Vertical):
     @on(DataTable.RowHighlighted, "#groups")
     def _group_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.row_key is not None and event.row_key.value is not None:
-            self.rapp.select_group(event.row_key.value)
+            self.post_message(GroupSelected(event.row_key.value))
 
     @on(DataTable.RowSelected, "#groups")
     def _group_selected(self, event: DataTable.RowSelected) -> None:
@@ -284,12 +309,12 @@ class KernelsPane(Vertical):
     @on(VirtualTable.Highlighted, "#launches")
     def _launch_highlighted(self, event: VirtualTable.Highlighted) -> None:
         if event.row is not None:
-            self.rapp.select_launch(int(event.row[0]))
+            self.post_message(LaunchSelected(int(event.row[0])))
 
     @on(VirtualTable.Selected, "#launches")
     def _launch_selected(self, event: VirtualTable.Selected) -> None:
-        self.rapp.select_launch(int(event.row[0]))
-        self.rapp.action_show_pane("detail")
+        self.post_message(LaunchSelected(int(event.row[0])))
+        self.post_message(ShowPane("detail"))
 
     @on(Input.Submitted, "#kernels-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
@@ -298,28 +323,46 @@ class KernelsPane(Vertical):
         self._focus_table()
 
     # -- actions ---------------------------------------------------------------------------
-    def apply_filter(self, regex: str | None, eff_bin: int | None = -1) -> None:
-        """Narrow the view (eff_bin -1 keeps the current bin filter)."""
+    def apply_filter(self, regex: str | None) -> None:
+        """Narrow the view to ``regex`` (the efficiency bin and window stay)."""
+        flt = self.state.filter
         try:
-            candidate = Filter(
-                regex, None, self.flt.eff_bin if eff_bin == -1 else eff_bin, self.flt.window
-            )
+            candidate = Filter(regex, None, flt.eff_bin, flt.window)
             candidate.sql()
         except RoofscopeError as exc:
             self.app.notify(exc.one_line(), severity="error")
             return
-        self.flt = candidate
-        self.reload()
-
-    def apply_window(self, window: tuple[int, int, int] | None) -> None:
-        """Only launches that ran in this timeline window (from the Timeline pane)."""
-        self.flt = Filter(self.flt.regex, None, self.flt.eff_bin, window)
-        self.reload()
+        self.post_message(FilterKernels(candidate))
 
     def action_axis(self) -> None:
         axes = list(AXES)
-        current = self.rapp.session.axis
-        self.rapp.set_axis(axes[(axes.index(current) + 1) % len(axes)])
+        self.set_axis(axes[(axes.index(self.session.axis) + 1) % len(axes)])
+
+    def set_axis(self, axis: str) -> None:
+        """Group by name rules or by NVTX range (nsys reports with NVTX)."""
+        if axis != "rules" and not self.session.has_nvtx(self.state.report):
+            self.app.notify(
+                "no kernels attributed to NVTX ranges in this report (nsys exports with NVTX "
+                "ranges and a CUDA API trace have them)",
+                severity="warning",
+            )
+            return
+        self.post_message(AxisChanged(axis))
+
+    def jump_to(self, name: str) -> None:
+        """The palette's "Group: NAME": show Kernels with NAME under the cursor."""
+        self.post_message(ShowPane(self.KEY))
+        names = [str(r["name"]) for r in self.rows]
+        if name in names:
+            self.query_one("#groups", DataTable).move_cursor(row=names.index(name))
+        self.post_message(GroupSelected(name))
+
+    def commands(self) -> Iterable[Command]:
+        for r in self.rows:
+            name = str(r["name"])
+            yield f"Group: {name}", lambda n=name: self.jump_to(n), "select in Kernels"
+        for axis in AXES:
+            yield f"Group by: {axis}", lambda a=axis: self.set_axis(a), "grouping axis of Kernels"
 
     def _focus_table(self) -> None:
         target = "#launches" if self.drilled_group is not None else "#groups"
@@ -328,7 +371,7 @@ class KernelsPane(Vertical):
     def action_filter(self) -> None:
         box = self.query_one("#kernels-filter", Input)
         box.add_class("shown")
-        box.value = self.flt.regex or ""
+        box.value = self.state.filter.regex or ""
         box.focus()
 
     def action_back(self) -> None:
@@ -341,12 +384,11 @@ class KernelsPane(Vertical):
             self._close_pager(self.pager)
             self.pager = None
             self.remove_class("drilled")
-            self.rapp.select_group(self.rapp.selected_group)
+            self.post_message(GroupSelected(self.state.group))
             self.query_one("#groups").focus()
             self._status()
-        elif self.flt != Filter():
-            self.flt = Filter()
-            self.reload()
+        elif self.state.filter != Filter():
+            self.post_message(FilterKernels(Filter()))
 
     def action_sort(self) -> None:
         if self.drilled_group is not None:
@@ -364,13 +406,12 @@ class KernelsPane(Vertical):
             self._show_groups(self.rows)
 
     def action_rules(self) -> None:
-        self.rapp.action_rules()
+        self.app.push_screen(RuleEditor(list(self.session.grouper.rules), self.session))
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         """What the pane shows, for export: header and formatted rows."""
         if self.drilled_group is not None and self.pager is not None:
-            session = self.rapp.session
-            rows = session.page(self.pager, 0, self.pager.count)
+            rows = self.session.page(self.pager, 0, self.pager.count)
             header = [title for _, title in LAUNCH_COLUMNS]
             return header, [
                 [_LAUNCH_FMT[k](v) for (k, _), v in zip(LAUNCH_COLUMNS, r, strict=True)]

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.segment import Segment
 from rich.style import Style
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import VerticalScroll
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable, Static
@@ -27,7 +27,12 @@ from roofscope.errors import RoofscopeError
 from roofscope.monitor.history import SeriesHistory
 from roofscope.monitor.sample import GpuSample, ProcessInfo, Reading
 from roofscope.monitor.source import GpuSource
+from roofscope.tui.panes.base import Pane
+from roofscope.tui.state import ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
+
+if TYPE_CHECKING:
+    from roofscope.api import Session
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 ZOOMS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
@@ -68,16 +73,24 @@ def _nearest(choices: tuple[float, ...], value: float) -> float:
     return min(choices, key=lambda c: abs(c - value))
 
 
-class MonitorPane(Vertical, can_focus=True):
+class MonitorPane(Pane, can_focus=True):
+    KEY = "monitor"
+    TITLE = "Monitor"
+    HINT = "GPUs"
     BINDINGS = [
-        Binding("f,right_square_bracket", "interval(-1)", "Faster"),
-        Binding("s,left_square_bracket", "interval(1)", "Slower"),
-        Binding("plus,equals_sign", "zoom(-1)", "Zoom in"),
-        Binding("minus", "zoom(1)", "Zoom out"),
-        Binding("left", "scroll_history(-0.25)", "Back", show=False),
-        Binding("right", "scroll_history(0.25)", "Forward", show=False),
-        Binding("home", "history_start", "Start", show=False),
-        Binding("end", "live", "Live", show=False),
+        Binding(
+            "f,right_square_bracket",
+            "interval(-1)",
+            "Faster",
+            tooltip="sample faster: 0.1 s to 10 s (live NVML only)",
+        ),
+        Binding("s,left_square_bracket", "interval(1)", "Slower", tooltip="sample slower"),
+        Binding("plus,equals_sign", "zoom(-1)", "Zoom in", tooltip="zoom the history in"),
+        Binding("minus", "zoom(1)", "Zoom out", tooltip="zoom out: more seconds per column"),
+        Binding("left", "scroll_history(-0.25)", "Back", show=False, tooltip="scroll back"),
+        Binding("right", "scroll_history(0.25)", "Forward", show=False, tooltip="scroll forward"),
+        Binding("home", "history_start", "Start", show=False, tooltip="the session's start"),
+        Binding("end", "live", "Live", show=False, tooltip="back to live"),
     ]
     DEFAULT_CSS = """
     MonitorPane #monitor-header { height: auto; }
@@ -89,20 +102,19 @@ class MonitorPane(Vertical, can_focus=True):
         self,
         source_factory: Callable[[], GpuSource],
         *,
+        state: ViewState | None = None,
         interval: float = 1.0,
         autostart: bool = True,
-        ascii_only: bool = False,
         clock: Callable[[], float] = time.time,
         history_capacity: int = 3600,
         **kwargs: Any,
     ):
-        super().__init__(**kwargs)
+        super().__init__(state or ViewState(), **kwargs)
         self.source_factory = source_factory
         self.source: GpuSource | None = None
         self.error: str | None = None
         self.interval = _nearest(INTERVALS, interval)
         self.autostart = autostart
-        self.ascii_only = ascii_only
         self.clock = clock
         self.history_capacity = history_capacity
         self.histories: dict[tuple[str, int], SeriesHistory] = {}
@@ -125,6 +137,27 @@ class MonitorPane(Vertical, can_focus=True):
         )
         table.add_columns("GPU", "PID", "process", "GPU memory")
         yield table
+
+    @classmethod
+    def create(cls, state: ViewState) -> Pane:
+        def source() -> GpuSource:
+            """Recordings opened in this session, else this machine's GPUs through NVML."""
+            stored = state.session.recording_source() if state.session else None
+            if stored is not None:
+                return stored
+            from roofscope.monitor.nvml import NvmlSource
+
+            return NvmlSource()
+
+        return cls(source, state=state, autostart=False)
+
+    @classmethod
+    def start_here(cls, session: Session | None) -> bool:
+        return True  # a session of recordings only: nothing for the kernel panes
+
+    def shown(self) -> None:
+        self.start()
+        self.redraw()
 
     # -- sampling ------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -287,7 +320,7 @@ class MonitorPane(Vertical, can_focus=True):
             seconds_per_column=spc,
             width=width,
             height=height,
-            ascii_only=self.ascii_only,
+            ascii_only=self.state.ascii_only,
             live=self.end is None and self.live,
         )
         right = (

@@ -2,47 +2,46 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import Any
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Static
 
 from roofscope.charts.roofline import Point, Roof, legend, render
 from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
+from roofscope.tui.panes.base import Command, Pane
+from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic
-
-if TYPE_CHECKING:
-    from roofscope.tui.app import RoofscopeApp
 
 LAUNCH_POINTS = 2000  # the longest launches; a chart cell holds a few dozen anyway
 LEGEND_ROWS = 8  # at most; the chart takes the rest
 
 
-class RooflinePane(Vertical, can_focus=True):
+class RooflinePane(Pane, can_focus=True):
+    KEY = "roofline"
+    TITLE = "Roofline"
+    RELOAD_ON = frozenset({Change.DATA, Change.REPORT})
+    EXPORT_SUFFIX = "txt"
     BINDINGS = [
-        Binding("l", "level", "AI level"),
-        Binding("t", "points", "Groups/launches"),
+        Binding("l", "level", "AI level", tooltip="arithmetic intensity at DRAM / L2 / L1"),
+        Binding("t", "points", "Groups/launches", tooltip="groups or the 2,000 longest launches"),
     ]
     DEFAULT_CSS = """
     RooflinePane #roofline-chart { height: 1fr; min-height: 8; }
     RooflinePane #roofline-legend { height: 5; color: $text-muted; }
     """
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, state: ViewState, **kwargs: Any):
+        super().__init__(state, **kwargs)
         self.level = "dram"
         self.by = "group"
         self.hidden_roofs: set[str] = set()
         self.rows: list[dict[str, Any]] = []
         self.text = ""
-
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="roofline-chart")
@@ -53,12 +52,12 @@ class RooflinePane(Vertical, can_focus=True):
             self.redraw()
 
     def reload(self) -> None:
-        self._load(self.rapp.report, self.by)
+        self._load(self.state.report, self.by)
 
     @work(thread=True, exclusive=True, group="roofline-rows")
     def _load(self, report: int, by: str) -> None:
         limit = LAUNCH_POINTS if by == "launch" else None
-        rows = self.rapp.session.rows(by, report, limit=limit)
+        rows = self.session.rows(by, report, limit=limit)
         self.app.call_from_thread(self._loaded, rows)
 
     def _loaded(self, rows: list[dict[str, Any]]) -> None:
@@ -67,8 +66,8 @@ class RooflinePane(Vertical, can_focus=True):
 
     def _selected_name(self) -> object:
         if self.by == "launch":
-            return self.rapp.selected_launch
-        return self.rapp.selected_group
+            return self.state.launch
+        return self.state.group
 
     def redraw(self) -> None:
         """The legend first (its height depends on the width), then the chart in the rows
@@ -87,7 +86,7 @@ class RooflinePane(Vertical, can_focus=True):
             )
             for r in self.rows
         ]
-        report = self.rapp.session.reports[self.rapp.report]
+        report = self.state.current
         roofs = [
             Roof(c.name, c.kind, c.value, c.source)
             for c in report.ceilings
@@ -103,7 +102,12 @@ class RooflinePane(Vertical, can_focus=True):
         if height < 6:
             return
         self.text = render(
-            points, roofs, width, height, ascii_only=self.rapp.ascii_only, color=self.rapp.use_color
+            points,
+            roofs,
+            width,
+            height,
+            ascii_only=self.state.ascii_only,
+            color=self.state.use_color,
         )
         self.query_one("#roofline-chart", Static).update(Text.from_ansi(self.text, no_wrap=True))
 
@@ -134,6 +138,25 @@ class RooflinePane(Vertical, can_focus=True):
     def action_points(self) -> None:
         self.by = "launch" if self.by == "group" else "group"
         self.reload()
+
+    def state_changed(self, change: Change) -> None:
+        super().state_changed(change)
+        if change is Change.SELECTION and self.display:
+            self.redraw()  # the ◉ moves; hidden, it is drawn when shown
+
+    def shown(self) -> None:
+        if self.stale:
+            super().shown()
+        else:
+            self.redraw()
+
+    def commands(self) -> Iterable[Command]:
+        for roof in ROOFS:
+            yield (
+                f"Toggle roof: {roof}",
+                lambda r=roof: self.toggle_roof(r),
+                "show/hide on Roofline",
+            )
 
     def toggle_roof(self, name: str) -> None:
         self.hidden_roofs ^= {name}

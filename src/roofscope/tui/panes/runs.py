@@ -8,13 +8,12 @@ user lands in Kernels with every pane working. Past runs are read from the runs 
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.widgets import DataTable, Input, Select, Static
 
 from roofscope.errors import RoofscopeError
@@ -25,11 +24,13 @@ from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import MODES, PRECISIONS, RunSpec, find_tool
 from roofscope.profiling.presets import PRESETS
 from roofscope.profiling.progress import Progress
+from roofscope.tui.messages import OpenReports
+from roofscope.tui.panes.base import Pane
+from roofscope.tui.state import ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:
     from roofscope.profiling.runner import Runner
-    from roofscope.tui.app import RoofscopeApp
 
 
 def progress_lines(p: Progress, width: int, ascii_only: bool = False) -> list[str]:
@@ -54,7 +55,12 @@ def progress_lines(p: Progress, width: int, ascii_only: bool = False) -> list[st
     ]
 
 
-class RunsPane(Vertical):
+class RunsPane(Pane):
+    KEY = "runs"
+    TITLE = "Runs"
+    HINT = "profile bundled models"
+    KEYS = (("Tab", "reach the form: model, precision, batch, preset, mode"),)
+    NEEDS_REPORT = False
     DEFAULT_CSS = """
     RunsPane #runs-form { height: 3; }
     RunsPane #runs-form Select { width: 1fr; }
@@ -65,24 +71,20 @@ class RunsPane(Vertical):
     RunsPane #run-detail { height: auto; max-height: 50%; }
     """
     BINDINGS = [
-        Binding("s", "start", "Start run"),
+        Binding("s", "start", "Start run", tooltip="start the run set in the form"),
         Binding("c", "cancel", "Cancel run"),
-        Binding("o", "open_run", "Open report"),
-        Binding("R", "refresh", "Refresh", show=False),
+        Binding("o", "open_run", "Open report", tooltip="open a run's report (or Enter)"),
+        Binding("R", "refresh", "Refresh", show=False, tooltip="read the runs folder again"),
     ]
 
-    def __init__(self, runs_root: Path | None = None, **kwargs: Any):
-        super().__init__(**kwargs)
-        self.root = runs_root
+    def __init__(self, state: ViewState, **kwargs: Any):
+        super().__init__(state, **kwargs)
+        self.root = state.runs_root
         self.runs: list[runs_dir.Run] = []
         self.runner: Runner | None = None
         self.progress: Progress | None = None
         self.summaries: dict[str, dict[str, Any]] = {}
         self._reading: set[str] = set()  # runs whose report a worker is summarising
-
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="runs-head")
@@ -182,7 +184,7 @@ class RunsPane(Vertical):
         lines: list[str] = []
         running = self.runner is not None and run is not None and run.name == self.runner.run.name
         if running and self.progress is not None:
-            lines += progress_lines(self.progress, self.size.width, self.rapp.ascii_only)
+            lines += progress_lines(self.progress, self.size.width, self.state.ascii_only)
         elif run is not None:
             lines += self._finished_lines(run)
         else:
@@ -246,6 +248,14 @@ class RunsPane(Vertical):
         """Pane 6 came into view: read the highlighted run's report if not yet read."""
         self._detail()
 
+    def busy(self) -> str | None:
+        if self.runner is not None:
+            return "a run is going: open reports when it ends (c cancels it)"
+        return None
+
+    def focus_first(self) -> None:
+        self.query_one("#runs-table").focus()  # the list first; Tab reaches the form
+
     # -- start / cancel / open -------------------------------------------------------------
     def spec_from_form(self) -> RunSpec:
         batch_text = self.query_one("#run-batch", Input).value.strip()
@@ -297,7 +307,7 @@ class RunsPane(Vertical):
         self.refresh_runs()
         if run.status == runs_dir.DONE and run.report_path is not None:
             self.notify(f"{run.name} done: opening {run.report}")
-            self.rapp.open_report([str(run.report_path)])
+            self.post_message(OpenReports([str(run.report_path)]))
         elif run.status == runs_dir.CANCELLED:
             self.notify(f"{run.name} cancelled (log kept in {run.folder})", severity="warning")
         else:
@@ -321,7 +331,7 @@ class RunsPane(Vertical):
         if run.report_path is None or not run.report_path.exists():
             self.notify(f"{run.name} has no report ({run.status})", severity="warning")
             return
-        self.rapp.open_report([str(run.report_path)])
+        self.post_message(OpenReports([str(run.report_path)]))
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         table = self.query_one("#runs-table", DataTable)

@@ -4,22 +4,22 @@ the launches that ran in it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
 from textual.widgets import Static
 
+from roofscope.analysis.browse import Filter
 from roofscope.analysis.timeline import Timeline, Window
 from roofscope.charts.sparkline import sparkline
 from roofscope.output.render import timeline_lines
 from roofscope.output.units import si
+from roofscope.tui.messages import FilterKernels, ShowPane
+from roofscope.tui.panes.base import Pane
+from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic
-
-if TYPE_CHECKING:
-    from roofscope.tui.app import RoofscopeApp
 
 LABEL = 26
 VALUE = 11
@@ -30,25 +30,31 @@ NO_TIMELINE = (
 )
 
 
-class TimelinePane(Vertical, can_focus=True):
+class TimelinePane(Pane, can_focus=True):
+    KEY = "timeline"
+    TITLE = "Timeline"
+    HINT = "nsys"
+    RELOAD_ON = frozenset({Change.DATA, Change.REPORT})
     BINDINGS = [
-        Binding("plus,equals_sign", "zoom(0.5)", "Zoom in"),
+        Binding("plus,equals_sign", "zoom(0.5)", "Zoom in", tooltip="zoom in at the cursor"),
         Binding("minus", "zoom(2.0)", "Zoom out"),
-        Binding("left", "cursor(-1)", "Cursor", show=False),
-        Binding("right", "cursor(1)", "Cursor", show=False),
-        Binding("shift+left,less_than_sign", "pan(-0.25)", "Pan", show=False),
-        Binding("shift+right,greater_than_sign", "pan(0.25)", "Pan", show=False),
+        Binding("left", "cursor(-1)", "Cursor", show=False, tooltip="move the cursor"),
+        Binding("right", "cursor(1)", "Cursor", show=False, tooltip="move the cursor"),
+        Binding("shift+left,less_than_sign", "pan(-0.25)", "Pan", show=False, tooltip="pan left"),
+        Binding(
+            "shift+right,greater_than_sign", "pan(0.25)", "Pan", show=False, tooltip="pan right"
+        ),
         Binding("0", "reset", "Whole run"),
-        Binding("d", "device", "Device"),
-        Binding("f,enter", "filter", "Filter"),  # Kernels to the window
+        Binding("d", "device", "Device", tooltip="next device"),
+        Binding("f,enter", "filter", "Filter", tooltip="filter Kernels to the window"),
     ]
     DEFAULT_CSS = """
     TimelinePane #timeline-summary { height: auto; }
     TimelinePane #timeline-chart { height: 1fr; }
     """
 
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, state: ViewState, **kwargs: Any):
+        super().__init__(state, **kwargs)
         self.window: Window | None = None
         self.full: Window | None = None
         self.devices: list[int | None] = []
@@ -56,10 +62,6 @@ class TimelinePane(Vertical, can_focus=True):
         self.data: Timeline | None = None
         self.cursor: float | None = None  # where zooming centres, as a fraction of the window
         self.asked_buckets: int | None = None  # the chart width of the last load
-
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
 
     @property
     def device(self) -> int | None:
@@ -81,7 +83,7 @@ class TimelinePane(Vertical, can_focus=True):
     def reload(self) -> None:
         self.asked_buckets = self._buckets()
         self._load(
-            self.rapp.report,
+            self.state.report,
             self.window,
             list(self.devices),
             self.device_index,
@@ -97,7 +99,7 @@ class TimelinePane(Vertical, can_focus=True):
         device_index: int,
         buckets: int,
     ) -> None:
-        session = self.rapp.session
+        session = self.session
         if not devices:  # once per report, not on every zoom: a scan of every launch
             if not session.has_timeline(report):
                 self.app.call_from_thread(self._show, None, None, [])
@@ -116,7 +118,7 @@ class TimelinePane(Vertical, can_focus=True):
         chart = self.query_one("#timeline-chart", Static)
         if data is None:
             self.full = None
-            summary.update(f"{self.rapp.report_label()}\n{NO_TIMELINE}")
+            summary.update(f"{self.state.label()}\n{NO_TIMELINE}")
             chart.update("")
             return
         self.devices = devices
@@ -129,7 +131,7 @@ class TimelinePane(Vertical, can_focus=True):
             self.cursor = (busiest + 0.5) / data.buckets
         device = "all devices" if data.device is None else f"device {data.device}"
         lines = [
-            f"{self.rapp.report_label()} · {device} · window {si(data.window.t0 / 1e9, 's')} – "
+            f"{self.state.label()} · {device} · window {si(data.window.t0 / 1e9, 's')} – "
             f"{si(data.window.t1 / 1e9, 's')} · nsys: the real timeline (not replayed)",
             *timeline_lines(data.to_dict()),
             "+/- zoom at the cursor ^ · ←/→ cursor · </> pan · 0 whole run · d device · "
@@ -139,7 +141,7 @@ class TimelinePane(Vertical, can_focus=True):
         chart.update(self.chart_text(data))
 
     def chart_text(self, data: Timeline) -> str:
-        asc = self.rapp.ascii_only
+        asc = self.state.ascii_only
         rows: list[tuple[str, list[float | None], float | None, str]] = [
             ("GPU busy", list(data.busy), 1.0, f"{100 * data.busy_fraction:.1f}%"),
             ("kernels running", list(data.concurrency), None, f"max {data.max_concurrency}"),
@@ -204,7 +206,16 @@ class TimelinePane(Vertical, can_focus=True):
 
     def action_filter(self) -> None:
         if self.window is not None:
-            self.rapp.filter_window(self.window)
+            flt = self.state.filter
+            window = (self.state.current.report_id, self.window.t0, self.window.t1)
+            self.post_message(FilterKernels(Filter(flt.regex, None, flt.eff_bin, window)))
+            self.post_message(ShowPane("kernels"))
+
+    def state_changed(self, change: Change) -> None:
+        if change is Change.REPORT:  # another report's run: start from its whole run
+            self.window = self.full = None
+            self.devices = []
+        super().state_changed(change)
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         data = self.data

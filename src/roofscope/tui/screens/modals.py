@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,10 +15,11 @@ from textual.widgets import Input, Static
 
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule, save_rule
+from roofscope.tui.messages import RulesChanged
 from roofscope.tui.widgets.plain import PlainStatic
 
 if TYPE_CHECKING:
-    from roofscope.tui.app import RoofscopeApp
+    from roofscope.api import Session
 
 MODAL_CSS = """
 {name} {{ align: center middle; }}
@@ -36,20 +38,26 @@ class HelpScreen(ModalScreen[None]):
         Binding("down,j", "scroll(1)", "Down", show=False),
         Binding("pageup", "scroll(-10)", "Page up", show=False),
         Binding("pagedown,space", "scroll(10)", "Page down", show=False),
+        Binding("home", "scroll_to(0)", "Top", show=False),
+        Binding("end", "scroll_to(-1)", "End", show=False),
     ]
 
-    def __init__(self, text: str):
+    def __init__(self, text: Text):
         super().__init__()
-        self.text = text
+        self.text = text  # built from bindings: plain text, never markup
 
     def compose(self) -> ComposeResult:
         # not focusable, so the apps' "no border on focus" leaves its frame alone; the keys
         # above scroll it
         with VerticalScroll(can_focus=False):
-            yield Static(self.text, id="help-text")
+            yield Static(self.text, id="help-text", markup=False)
 
     def action_scroll(self, lines: int) -> None:
         self.query_one(VerticalScroll).scroll_relative(y=lines, animate=False)
+
+    def action_scroll_to(self, where: int) -> None:
+        scroll = self.query_one(VerticalScroll)
+        (scroll.scroll_end if where < 0 else scroll.scroll_home)(animate=False)
 
 
 class RuleEditor(ModalScreen[None]):
@@ -61,14 +69,11 @@ class RuleEditor(ModalScreen[None]):
         Binding("ctrl+s", "save", "Save to roofscope.toml"),
     ]
 
-    def __init__(self, base_rules: list[Rule]):
+    def __init__(self, base_rules: list[Rule], session: Session):
         super().__init__()
         self.base_rules = base_rules
+        self.session = session
         self.rule: Rule | None = None
-
-    @property
-    def rapp(self) -> RoofscopeApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -94,7 +99,7 @@ class RuleEditor(ModalScreen[None]):
         except RoofscopeError as exc:
             preview.update(exc.message)
             return
-        kernels = self.rapp.kernel_names()
+        kernels = self.session.kernel_names()
         decided = grouper.match_all(kernels)
         hits = [k for k, (_, rule) in zip(kernels, decided, strict=True) if rule != "base name"]
         self.rule = Rule(pattern, name, "editor")
@@ -105,7 +110,7 @@ class RuleEditor(ModalScreen[None]):
         if self.rule is None or not self.query_one("#rule-name", Input).value:
             self.app.notify("type a regex and a group name first", severity="warning")
             return False
-        self.rapp.set_rules([self.rule, *self.base_rules])
+        self.post_message(RulesChanged([self.rule, *self.base_rules]))
         return True
 
     @on(Input.Submitted)
