@@ -16,8 +16,8 @@ from textual.keys import format_key
 
 from roofscope.tui.panes.base import Pane
 
-KEY_WIDTH = 14
-WIDTH = 76
+KEY_WIDTH = 12
+WIDTH = 64  # the help dialog at 80 columns holds 66 (90% less border, padding, scrollbar)
 _NAMED = {
     "escape": "Esc",
     "enter": "Enter",
