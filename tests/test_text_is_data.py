@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.output.text import shown
+from roofscope.present.text import shown
 from roofscope.tui.app import RoofscopeApp
 from tests.conftest import run_cli
 from tests.ncu_builder import raw_page, write

@@ -9,7 +9,7 @@ from rich import box
 from rich.table import Table
 
 from roofscope.output.export import dicts_csv, table_text
-from roofscope.output.text import plain
+from roofscope.present.text import plain
 
 Column = tuple[str, Callable[[dict[str, Any]], str]]
 

@@ -8,10 +8,10 @@ from typing import Any
 from rich.console import Console, Group
 from rich.text import Text
 
-from roofscope.charts.bars import hbars
 from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
-from roofscope.output.units import si
+from roofscope.present.bars import hbars
+from roofscope.present.units import si
 
 
 def _hours(value: float | None) -> str:

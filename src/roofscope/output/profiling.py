@@ -11,8 +11,8 @@ from rich.text import Text
 
 from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
-from roofscope.output.text import plain, shown
-from roofscope.output.units import si
+from roofscope.present.text import plain, shown
+from roofscope.present.units import si
 from roofscope.quantities import LEVELS
 
 MODEL_COLUMNS: tuple[Column, ...] = (

@@ -19,9 +19,9 @@ from roofscope.analysis.summary import flat_row
 from roofscope.jsonout import dumps, finite
 from roofscope.output.export import dicts_csv
 from roofscope.output.gpu import render_summary
-from roofscope.output.text import console as plain_console
-from roofscope.output.text import plain, shown_doc
-from roofscope.output.units import pct, ratio_pct, si
+from roofscope.present.text import console as plain_console
+from roofscope.present.text import plain, shown_doc
+from roofscope.present.units import pct, ratio_pct, si
 from roofscope.quantities import ROOFS
 
 FORMATS = ("table", "json", "csv", "md")

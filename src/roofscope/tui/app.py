@@ -31,7 +31,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule
 from roofscope.monitor.source import GpuSource
 from roofscope.output.export import write_table, write_text
-from roofscope.output.text import shown
+from roofscope.present.text import shown
 from roofscope.quantities import ROOFS
 from roofscope.store import damaged_error, is_damaged
 from roofscope.tui.panes.compare import ComparePane

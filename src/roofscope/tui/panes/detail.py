@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Input, Static
 
 from roofscope.analysis.detail import MetricRow
 from roofscope.errors import RoofscopeError
-from roofscope.output.units import si
+from roofscope.present.units import si
 from roofscope.regex import check_regex, search
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
-from roofscope.tui import format as f
+from roofscope.present import units as f
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from textual.worker import get_current_worker
 from roofscope.analysis.browse import LAUNCH_COLUMNS, Filter
 from roofscope.api import AXES
 from roofscope.errors import RoofscopeError
-from roofscope.tui import format as f
+from roofscope.present import units as f
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 from roofscope.tui.widgets.virtual_table import Column, VirtualTable
 

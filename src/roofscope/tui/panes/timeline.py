@@ -15,7 +15,7 @@ from textual.widgets import Static
 from roofscope.analysis.timeline import Timeline, Window
 from roofscope.charts.sparkline import sparkline
 from roofscope.output.render import timeline_lines
-from roofscope.output.units import si
+from roofscope.present.units import si
 from roofscope.tui.widgets.plain import PlainStatic
 
 if TYPE_CHECKING:
