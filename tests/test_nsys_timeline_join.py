@@ -165,7 +165,7 @@ async def test_timeline_pane_zoom_and_filter_kernels(nsys_path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await _wait(pilot, lambda: bool(app.query(KernelsPane) and app.query_one(KernelsPane).rows))
         kernels = app.query_one(KernelsPane)
-        assert [c[1] for c in kernels.columns] == [
+        assert [c.title for c in kernels.columns] == [
             "group",
             "n",
             "time",
@@ -216,7 +216,7 @@ async def test_joined_kernels_pane_shows_both_times(tmp_path, nsys_path) -> None
     async with app.run_test(size=(140, 30)) as pilot:
         await _wait(pilot, lambda: bool(app.query(KernelsPane) and app.query_one(KernelsPane).rows))
         kernels = app.query_one(KernelsPane)
-        assert [c[1] for c in kernels.columns][-3:] == ["nsys %", "nsys time", "FLOP/s real"]
+        assert [c.title for c in kernels.columns][-3:] == ["nsys %", "nsys time", "FLOP/s real"]
         header, rows = kernels.current_table()
         gemm = rows[[r[0] for r in rows].index("GEMM")]
         assert gemm[header.index("nsys %")] == "84.2%"

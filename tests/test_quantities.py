@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -54,3 +55,33 @@ def test_phase_flops_count_fp16_and_fp64_when_fp32_and_tensor_are_unmeasured(tmp
     assert totals["flops"] == pytest.approx(4 * 100 + 2 * 10)  # ncu convention: hfma 4, dfma 2
     group_flops = sum(r["flops_total"] for r in session.rows("launch"))
     assert totals["flops"] == pytest.approx(group_flops)  # the same rule as the report's rows
+
+
+def test_one_record_per_derived_quantity():
+    """Each record is keyed by its own constant, aggregates in a known way, and has a title."""
+    for key, record in q.QUANTITIES.items():
+        assert record.key == key and record.aggregation in q.AGGREGATIONS and record.title
+    for key in (q.TIME_S, q.FLOPS_TOTAL, q.FLOP_PER_S, q.EFFICIENCY, q.HEADROOM_S, q.LAUNCHES):
+        assert key in q.QUANTITIES
+    assert all(q.ai_key(level) in q.QUANTITIES for level in q.LEVELS)
+    assert q.QUANTITIES[q.TIME_PCT].short_title == "%"
+    assert q.QUANTITIES[q.TIME_S].short_title == "time"
+
+
+def test_detail_aggregates_as_the_records_say():
+    """Detail sums the extensive quantities and time-weights the fractions, as it did when
+    the rule was "has a unit" (a fraction has none)."""
+    from roofscope.analysis.detail import DERIVED
+
+    for record in DERIVED:
+        assert record.aggregation == (q.SUM if record.unit else q.TIME_WEIGHTED), record
+
+
+def test_quantities_imports_nothing_of_roofscope():
+    """The bottom of the layering: every layer may read it, so it reads none of them."""
+    import ast
+
+    tree = ast.parse(Path(q.__file__).read_text(encoding="utf-8"))
+    imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    assert not [m for m in imported if m.split(".")[0] == "roofscope"]

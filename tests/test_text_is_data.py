@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from roofscope.output.text import shown
+from roofscope.present.text import shown
 from roofscope.tui.app import RoofscopeApp
 from roofscope.tui.panes.kernels import KernelsPane
 from tests.conftest import run_cli
@@ -158,7 +158,7 @@ def test_group_columns_fit_large_numbers_without_cutting():
     from roofscope.tui.panes.kernels import GROUP_COLUMNS, NSYS_COLUMNS
 
     for columns in (GROUP_COLUMNS, NSYS_COLUMNS):
-        (fmt, width) = next((c[2], c[3]) for c in columns if c[0] == "launches")
+        (fmt, width) = next((c.fmt, c.width) for c in columns if c.key == "launches")
         for n, expect in ((999, "999"), (1_000_000, "1M"), (123_456_789, "123M")):
             text = fmt(n)
             assert len(text) <= width and (text == expect or text == f"{n:,}"), (n, text)

@@ -206,7 +206,7 @@ def _report(args: argparse.Namespace) -> int:
     finally:
         session.close()
     if args.format == "table":
-        from roofscope.output.text import console as plain_console
+        from roofscope.present.text import console as plain_console
 
         render(doc, "table", plain_console(soft_wrap=False))
         return 0
@@ -241,7 +241,7 @@ def _once(source: GpuSource, fmt: str) -> int:
     import time
 
     from roofscope.output.gpu import render_reading
-    from roofscope.output.text import console as plain_console
+    from roofscope.present.text import console as plain_console
 
     try:
         reading = source.read()
@@ -301,7 +301,7 @@ def _record_summary(args: argparse.Namespace) -> int:
     from roofscope.analysis.recording import summarise
     from roofscope.api import load
     from roofscope.output.gpu import render_summary
-    from roofscope.output.text import console as plain_console
+    from roofscope.present.text import console as plain_console
 
     check_recordings(args.summary)
     session = load(*args.summary)

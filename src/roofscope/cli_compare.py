@@ -130,7 +130,7 @@ def per_file(args: argparse.Namespace, name: str, count: int) -> list | None:
 def run_diff(args: argparse.Namespace) -> int:
     from roofscope.api import JSON_SCHEMA_VERSION
     from roofscope.output.diff import render_diff
-    from roofscope.output.text import console as plain_console
+    from roofscope.present.text import console as plain_console
 
     if args.top is not None and args.top < 1:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
@@ -173,7 +173,7 @@ def settings_from(args: argparse.Namespace) -> dict:
 def run_scaling(args: argparse.Namespace) -> int:
     from roofscope.api import JSON_SCHEMA_VERSION
     from roofscope.output.scaling import render_scaling
-    from roofscope.output.text import console as plain_console
+    from roofscope.present.text import console as plain_console
 
     session = load_session(args, args.files)
     try:
@@ -187,7 +187,7 @@ def run_scaling(args: argparse.Namespace) -> int:
 def run_cost(args: argparse.Namespace) -> int:
     from roofscope.analysis.cost import example_text, load_prices, one_price
     from roofscope.output.decide import render_cost
-    from roofscope.output.text import console as plain_console
+    from roofscope.present.text import console as plain_console
 
     if args.example_prices:
         sys.stdout.write(example_text())
@@ -223,7 +223,7 @@ def run_mig(args: argparse.Namespace) -> int:
     from roofscope.hardware.mig import profiles_for
     from roofscope.hardware.specs import find_gpu
     from roofscope.output.decide import render_mig
-    from roofscope.output.text import console as plain_console
+    from roofscope.present.text import console as plain_console
 
     if not 1 <= args.tolerance < math.inf:
         raise RoofscopeError("--tolerance is a slowdown factor ≥ 1", hint="e.g. 1.10")

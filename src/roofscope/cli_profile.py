@@ -16,7 +16,7 @@ from typing import Any
 
 from roofscope.cli_options import add_format
 from roofscope.errors import RoofscopeError
-from roofscope.output.units import clock
+from roofscope.present.units import clock
 from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import CLOCK_CONTROL, MODES, PRECISIONS
 from roofscope.profiling.presets import PRESETS

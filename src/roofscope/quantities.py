@@ -7,6 +7,7 @@ renderers and both front ends may all read it. docs/metrics.md defines the quant
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 # FLOP precisions, in the order every table and JSON object lists them
 PRECISIONS = ("fp64", "fp32", "fp16", "tensor")
@@ -35,9 +36,89 @@ AI = "ai"  # FLOP per byte, per level, a dict in rows
 EFFICIENCY = "efficiency"
 
 
+LAUNCHES = "launches"
+TIME_PCT = "time_pct"
+TIME_AVG_S = "time_avg_s"
+TIME_MED_S = "time_med_s"
+TIME_MIN_S = "time_min_s"
+TIME_MAX_S = "time_max_s"
+HEADROOM_S = "headroom_s"
+BOUND = "bound"
+UTIL_EFF = ("util_tensor_eff", "util_fp32_eff", "util_dram_eff")  # achieved ÷ ceiling, 0..1
+TRAFFIC = tuple(f"{level}_traffic" for level in CACHE_LEVELS)  # cache bytes, two conventions
+CHART = tuple(f"{level}_chart" for level in CACHE_LEVELS)
+
+
 def ai_key(level: str) -> str:
     """The flat column of arithmetic intensity at ``level`` (``ai_dram``)."""
     return f"{AI}_{level}"
+
+
+# -- One record per derived quantity: what every table, view and export reads ---------------
+# How a value over many launches (a group, a report) is made from the launches' values:
+SUM = "sum"  # extensive: Σ value × invocations (seconds, FLOPs, bytes)
+TIME_WEIGHTED = "time-weighted"  # intensive: Σ value × time ÷ Σ time of the launches knowing it
+COUNT = "count"  # Σ invocations
+MEAN = "mean"  # per launch: Σ time ÷ launches
+MEDIAN = "median"  # of single launches only (a median of medians is no median)
+MIN = "min"
+MAX = "max"
+SHARE = "share"  # of the total the view is a part of, in percent
+FROM_SUMS = "from sums"  # computed from the row's own sums, never averaged (FLOP/s, AI, roof)
+AGGREGATIONS = (SUM, TIME_WEIGHTED, COUNT, MEAN, MEDIAN, MIN, MAX, SHARE, FROM_SUMS)
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A derived quantity as data: its key (the row key, launch_view column or JSON key), its
+    unit (``""``: a 0..1 fraction or a label), how a group's value is aggregated, and its
+    title (Markdown headers, the report's long names) and short title (narrow table headers,
+    where it differs: ``% time`` → ``%``). How its value reads is roofscope.present's."""
+
+    key: str
+    unit: str
+    aggregation: str
+    title: str
+    short: str = ""
+
+    @property
+    def short_title(self) -> str:
+        return self.short or self.title
+
+
+def _records(*records: Quantity) -> dict[str, Quantity]:
+    return {r.key: r for r in records}
+
+
+QUANTITIES: dict[str, Quantity] = _records(
+    Quantity(LAUNCHES, "", COUNT, "launches", "n"),
+    Quantity(TIME_S, "s", SUM, "time"),
+    Quantity(TIME_PCT, "%", SHARE, "% time", "%"),
+    Quantity(TIME_AVG_S, "s", MEAN, "avg"),
+    Quantity(TIME_MED_S, "s", MEDIAN, "med"),
+    Quantity(TIME_MIN_S, "s", MIN, "min"),
+    Quantity(TIME_MAX_S, "s", MAX, "max"),
+    *(Quantity(p, FLOP_UNIT, SUM, f"{PRECISION_TITLES[p]} FLOPs") for p in PRECISIONS),
+    Quantity(FLOPS_TOTAL, FLOP_UNIT, SUM, "FLOPs"),
+    *(Quantity(level, BYTE_UNIT, SUM, f"{LEVEL_TITLES[level]} bytes") for level in LEVELS),
+    *(
+        Quantity(key, BYTE_UNIT, SUM, f"{LEVEL_TITLES[level]} bytes ({kind})")
+        for keys, kind in ((TRAFFIC, "traffic"), (CHART, "chart"))
+        for key, level in zip(keys, CACHE_LEVELS, strict=True)
+    ),
+    Quantity(FLOP_PER_S, f"{FLOP_UNIT}/s", FROM_SUMS, "FLOP/s"),
+    *(
+        Quantity(ai_key(level), f"{FLOP_UNIT}/{BYTE_UNIT}", FROM_SUMS, f"AI {LEVEL_TITLES[level]}")
+        for level in LEVELS
+    ),
+    Quantity(BOUND, "", FROM_SUMS, "bound"),
+    Quantity(EFFICIENCY, "", TIME_WEIGHTED, "eff"),
+    *(
+        Quantity(key, "", TIME_WEIGHTED, title)
+        for key, title in zip(UTIL_EFF, ("tensor", "FP32", "DRAM"), strict=True)
+    ),
+    Quantity(HEADROOM_S, "s", SUM, "headroom"),
+)
 
 
 # -- Unknown stays unknown (docs/metrics.md): one rule for every sum and rate ---------------

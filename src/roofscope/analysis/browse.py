@@ -13,22 +13,29 @@ from dataclasses import dataclass
 
 import duckdb
 
-from roofscope.quantities import FLOP_PER_S, TIME_S, ai_key, flop_total_sql, ratio_sql
+from roofscope.quantities import (
+    EFFICIENCY,
+    FLOP_PER_S,
+    TIME_S,
+    UTIL_EFF,
+    ai_key,
+    flop_total_sql,
+    ratio_sql,
+)
 from roofscope.regex import check_regex
 from roofscope.sqlutil import quote_ident, quote_str
 
-LAUNCH_COLUMNS: tuple[tuple[str, str], ...] = (
-    ("launch_id", "ID"),
-    ("kernel", "kernel"),
-    ("time_s", "time"),
-    ("flop_per_s", "FLOP/s"),
-    ("ai_dram", "AI DRAM"),
-    ("efficiency", "eff"),
-    ("util_tensor_eff", "tensor"),
-    ("util_fp32_eff", "FP32"),
-    ("util_dram_eff", "DRAM"),
-    ("grid_size", "grid"),
-    ("block_size", "block"),
+# The columns of a launch list page, in order (their titles and formats: present.columns)
+LAUNCH_KEYS: tuple[str, ...] = (
+    "launch_id",
+    "kernel",
+    TIME_S,
+    FLOP_PER_S,
+    ai_key("dram"),
+    EFFICIENCY,
+    *UTIL_EFF,
+    "grid_size",
+    "block_size",
 )
 # Unknown stays unknown: a launch with no FLOP counter at all has no FLOP/s, not 0 FLOP/s.
 _FLOPS = flop_total_sql("v.")
@@ -85,7 +92,7 @@ class LaunchPager:
         con: duckdb.DuckDBPyConnection,
         report_id: int,
         where: str = "TRUE",
-        sort: str = "time_s",
+        sort: str = TIME_S,
         descending: bool = True,
     ):
         self.con = con
@@ -101,11 +108,11 @@ class LaunchPager:
         self.count = int(con.execute(f"SELECT count(*) FROM {self.table}").fetchall()[0][0])
 
     def page(self, start: int, size: int) -> list[tuple]:
-        """Rows ``start … start+size-1`` with the columns of ``LAUNCH_COLUMNS`` (none once closed:
+        """Rows ``start … start+size-1`` with the columns of ``LAUNCH_KEYS`` (none once closed:
         a view may still ask for a page of the list it just replaced)."""
         if self.closed:
             return []
-        cols = ", ".join(f"{_column_sql(c)} AS {c}" for c, _ in LAUNCH_COLUMNS)
+        cols = ", ".join(f"{_column_sql(c)} AS {c}" for c in LAUNCH_KEYS)
         return self.con.execute(
             f"SELECT {cols} FROM {self.table} p JOIN launch_view v "
             f"ON v.launch_id = p.launch_id AND v.report_id = {self.report_id} "

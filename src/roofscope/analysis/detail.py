@@ -19,22 +19,33 @@ from roofscope.ingest.nsys_export import kernel_row
 from roofscope.ingest.numbers import SHAPES
 from roofscope.ingest.sniff import open_text, sniff
 from roofscope.ingest.units import UnknownUnitError, parse_unit
-from roofscope.quantities import BYTE_UNIT, FLOP_UNIT, LEVELS_OUTERMOST_FIRST, PRECISIONS
+from roofscope.quantities import (
+    CHART,
+    EFFICIENCY,
+    LEVELS_OUTERMOST_FIRST,
+    PRECISIONS,
+    QUANTITIES,
+    SUM,
+    TIME_S,
+    TRAFFIC,
+    UTIL_EFF,
+    Quantity,
+)
 from roofscope.sqlutil import quote_ident, quote_str
 from roofscope.store import changed_since_loaded, stored_identity
 
-DERIVED = (
-    ("time_s", "s"),
-    *((p, FLOP_UNIT) for p in PRECISIONS),
-    *((level, BYTE_UNIT) for level in LEVELS_OUTERMOST_FIRST),
-    ("l1_traffic", "B"),
-    ("l2_traffic", "B"),
-    ("l1_chart", "B"),
-    ("l2_chart", "B"),
-    ("util_tensor_eff", ""),
-    ("util_fp32_eff", ""),
-    ("util_dram_eff", ""),
-    ("efficiency", ""),
+# what Detail lists of a launch or a group, each aggregated over a group as its record says
+DERIVED: tuple[Quantity, ...] = tuple(
+    QUANTITIES[key]
+    for key in (
+        TIME_S,
+        *PRECISIONS,
+        *LEVELS_OUTERMOST_FIRST,
+        *TRAFFIC,
+        *CHART,
+        *UTIL_EFF,
+        EFFICIENCY,
+    )
 )
 
 
@@ -75,8 +86,9 @@ def derived_rows(
 ) -> list[MetricRow]:
     """Derived quantities of the launches matching ``where`` (sums; utilisations time-weighted)."""
     exprs = []
-    for name, unit in DERIVED:
-        if unit:
+    for q in DERIVED:
+        name = q.key
+        if q.aggregation == SUM:
             exprs.append(f"sum({name} * invocations)")
         else:
             exprs.append(
@@ -87,12 +99,13 @@ def derived_rows(
         f"SELECT {', '.join(exprs)} FROM launch_view WHERE report_id = {report_id} AND ({where})"
     ).fetchall()[0]
     out = []
-    for (name, unit), value in zip(DERIVED, row, strict=True):
+    for q, value in zip(DERIVED, row, strict=True):
+        name, unit = q.key, q.unit
         key = name.removesuffix("_eff")
         why = provenance.get(key) or provenance.get(name) or ""
         if name.endswith("_eff"):
             why = f"{why}; else achieved ÷ ceiling" if why else "achieved ÷ ceiling"
-        if name == "efficiency":
+        if name == EFFICIENCY:
             why = "max(tensor, FP32, DRAM utilisation)"
         out.append(MetricRow("derived", name, value, unit or "fraction", why))
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 from roofscope.charts.sparkline import sparkline
 from roofscope.monitor.history import SeriesHistory
 from roofscope.monitor.sample import SERIES, GpuSample, Series
-from roofscope.output.units import ratio_pct, si
+from roofscope.present.units import ratio_pct, si
 
 LABEL = 10
 VALUE = 9

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.charts.plotext_backend import Series, decade_chart
+from roofscope.present.units import si
 
 
 @dataclass(frozen=True)
@@ -59,20 +60,13 @@ def series_color(series: int | None) -> str | None:
     return None if series is None else COLORS[series % len(COLORS)]
 
 
-def _si(value: float) -> str:
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g}{prefix}"
-    return f"{value:.3g}"
-
-
 def _decades(lo: float, hi: float, slots: int = 99) -> tuple[list[float], list[str]]:
     """Decade ticks, every n-th one when more decades than ``slots`` would crowd the axis
     (two labels on one row of a short chart read as one number)."""
     a, b = math.floor(lo), math.ceil(hi)
     step = max(1, math.ceil((b - a + 1) / max(slots, 2)))
     ticks = list(range(a, b + 1, step))
-    return [float(t) for t in ticks], [_si(10.0**t) for t in ticks]
+    return [float(t) for t in ticks], [si(10.0**t, compact=True) for t in ticks]
 
 
 def render(
@@ -166,7 +160,7 @@ def legend(roofs: list[Roof], selected: Point | None, level: str) -> list[str]:
     selected point."""
 
     def item(r: Roof) -> str:
-        return f"{r.name.upper()} {_si(r.value)} ({short_source(r.source)})"
+        return f"{r.name.upper()} {si(r.value, compact=True)} ({short_source(r.source)})"
 
     compute = "  ".join(item(r) for r in roofs if r.kind == "compute")
     memory = "  ".join(item(r) for r in roofs if r.kind == "memory")
@@ -178,6 +172,6 @@ def legend(roofs: list[Roof], selected: Point | None, level: str) -> list[str]:
     if selected is not None:
         lines.append(
             f"▶ {selected.name}: AI({level}) {selected.ai:.3g} FLOP/B, "
-            f"{_si(selected.flop_per_s)}FLOP/s, {selected.share:.1%} of time"
+            f"{si(selected.flop_per_s, 'FLOP/s', compact=True)}, {selected.share:.1%} of time"
         )
     return lines

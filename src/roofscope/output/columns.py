@@ -1,4 +1,6 @@
-"""Tables described as (title, cell function) columns, in rich, Markdown and flat CSV."""
+"""Tables described as (title, cell function) columns, in rich, Markdown and flat CSV: those
+of cost, mig and the profiling commands. The row columns of ``roofscope report`` and the
+Kernels pane are records of one registry instead (present/columns.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ from rich import box
 from rich.table import Table
 
 from roofscope.output.export import dicts_csv, table_text
-from roofscope.output.text import plain
+from roofscope.present.text import plain
 
-Column = tuple[str, Callable[[dict[str, Any]], str]]
+CellColumn = tuple[str, Callable[[dict[str, Any]], str]]
 
 
 def column_table(
-    columns: tuple[Column, ...],
+    columns: tuple[CellColumn, ...],
     rows: list[dict[str, Any]],
     left: set[str],
     squeeze: tuple[str, ...] = ("offer", "GPU"),
@@ -39,7 +41,7 @@ def column_table(
     return table
 
 
-def column_markdown(columns: tuple[Column, ...], rows: list[dict[str, Any]]) -> list[str]:
+def column_markdown(columns: tuple[CellColumn, ...], rows: list[dict[str, Any]]) -> list[str]:
     header = [name for name, _ in columns]
     return table_text(header, [[f(r) for _, f in columns] for r in rows], "md").splitlines()
 

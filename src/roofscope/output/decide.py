@@ -8,10 +8,10 @@ from typing import Any
 from rich.console import Console, Group
 from rich.text import Text
 
-from roofscope.charts.bars import hbars
-from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
+from roofscope.output.columns import CellColumn, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
-from roofscope.output.units import si
+from roofscope.present.bars import hbars
+from roofscope.present.units import si
 
 
 def _hours(value: float | None) -> str:
@@ -28,7 +28,7 @@ def _price(r: dict[str, Any], key: str) -> Any:
     return (r["price"] or {}).get(key)
 
 
-COST_COLUMNS: tuple[Column, ...] = (
+COST_COLUMNS: tuple[CellColumn, ...] = (
     ("setting", lambda r: r["label"]),
     ("GPU", lambda r: (r["gpu"] or "?").replace("NVIDIA ", "")),
     ("step", lambda r: si(r["step_time_s"], "s")),
@@ -38,7 +38,7 @@ COST_COLUMNS: tuple[Column, ...] = (
     ("date", lambda r: _price(r, "date") or ""),
     ("offer", lambda r: _price(r, "offer") or "no price for this GPU"),
 )
-MIG_COLUMNS: tuple[Column, ...] = (
+MIG_COLUMNS: tuple[CellColumn, ...] = (
     ("profile", lambda f: f["profile"]),
     ("SMs", lambda f: "—" if f["sms"] is None else str(f["sms"])),
     ("of GPU", lambda f: f"{f['sm_fraction']:.0%}"),
@@ -76,7 +76,7 @@ def cost_markdown(doc: dict[str, Any]) -> str:
         f"Prices: {prices['origin']}{_caveat(prices)}",
         "",
     ]
-    report_col: Column = ("report", lambda r: f"`{Path(r['path']).name}`")
+    report_col: CellColumn = ("report", lambda r: f"`{Path(r['path']).name}`")
     out += column_markdown((report_col, *COST_COLUMNS), doc["rows"])
     out += ["", *(f"> {w}" for w in doc["warnings"])]
     return "\n".join(out).rstrip() + "\n"

@@ -18,8 +18,8 @@ from rich.text import Text
 from roofscope.grouping import base_name
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
-from roofscope.output.text import plain
-from roofscope.output.units import cut, si
+from roofscope.present.text import plain
+from roofscope.present.units import cut, si
 
 SHOWN_ROWS = 20  # table and Markdown; JSON and CSV carry every row
 

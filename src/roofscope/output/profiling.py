@@ -9,13 +9,13 @@ from rich.console import Console, Group
 from rich.padding import Padding
 from rich.text import Text
 
-from roofscope.output.columns import Column, column_markdown, column_table, flat_csv
+from roofscope.output.columns import CellColumn, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
-from roofscope.output.text import plain, shown
-from roofscope.output.units import si
+from roofscope.present.text import plain, shown
+from roofscope.present.units import si
 from roofscope.quantities import LEVELS
 
-MODEL_COLUMNS: tuple[Column, ...] = (
+MODEL_COLUMNS: tuple[CellColumn, ...] = (
     ("name", lambda m: m["name"]),
     ("model", lambda m: m["title"]),
     ("input", lambda m: m["input"]),
@@ -44,7 +44,7 @@ def kernels_text(run: dict[str, Any]) -> str:
     return f"{run['kernels']}/{expected}" if expected else str(run["kernels"])
 
 
-RUN_COLUMNS: tuple[Column, ...] = (
+RUN_COLUMNS: tuple[CellColumn, ...] = (
     ("started", lambda r: _when(r["started"])),
     ("model", lambda r: r["spec"]["model"]),
     ("settings", lambda r: settings_text(r["spec"])),
@@ -55,7 +55,7 @@ RUN_COLUMNS: tuple[Column, ...] = (
     ("folder", lambda r: r["name"]),
 )
 _MARK = {"ok": "✓", "warn": "!", "fail": "✗"}
-DOCTOR_COLUMNS: tuple[Column, ...] = (
+DOCTOR_COLUMNS: tuple[CellColumn, ...] = (
     ("", lambda c: _MARK.get(c["status"], "?")),
     ("check", lambda c: c["check"]),
     ("finding", lambda c: c["detail"]),
@@ -68,7 +68,7 @@ def _rate(value: float | None, name: str) -> str:
     return si(value, unit)
 
 
-CEILING_COLUMNS: tuple[Column, ...] = (
+CEILING_COLUMNS: tuple[CellColumn, ...] = (
     ("roof", lambda c: c["name"]),
     ("measured", lambda c: _rate(c["value"], c["name"])),
     ("datasheet", lambda c: _rate(c["spec"], c["name"])),
@@ -81,7 +81,7 @@ CEILING_COLUMNS: tuple[Column, ...] = (
     ),
     ("how", lambda c: c["method"]),
 )
-PHASE_COLUMNS: tuple[Column, ...] = (
+PHASE_COLUMNS: tuple[CellColumn, ...] = (
     ("phase", lambda r: r["phase"]),
     ("kernels", lambda r: str(r["kernels"])),
     ("time", lambda r: si(r["time_s"], "s")),
@@ -94,7 +94,7 @@ PHASE_COLUMNS: tuple[Column, ...] = (
         ),
     ),
 )
-ESTIMATE_COLUMNS: tuple[Column, ...] = (
+ESTIMATE_COLUMNS: tuple[CellColumn, ...] = (
     ("batch", lambda r: str(r["batch"])),
     ("step FLOPs", lambda r: si(r["flops"], "FLOP")),
     ("memory", lambda r: si(r["memory_bytes"], "B")),
@@ -104,7 +104,7 @@ ESTIMATE_COLUMNS: tuple[Column, ...] = (
 def _simple(
     doc: dict[str, Any],
     key: str,
-    columns: tuple[Column, ...],
+    columns: tuple[CellColumn, ...],
     left: set[str],
     fmt: str,
     console: Console | None,

@@ -19,10 +19,31 @@ from roofscope.analysis.summary import flat_row
 from roofscope.jsonout import dumps, finite
 from roofscope.output.export import dicts_csv
 from roofscope.output.gpu import render_summary
-from roofscope.output.text import console as plain_console
-from roofscope.output.text import plain, shown_doc
-from roofscope.output.units import pct, ratio_pct, si
-from roofscope.quantities import ROOFS
+from roofscope.present.columns import (
+    GROUP,
+    JOINED,
+    MARKDOWN,
+    NSYS,
+    NSYS_KEY,
+    TABLE,
+    Column,
+    column_set,
+    value,
+)
+from roofscope.present.text import console as plain_console
+from roofscope.present.text import plain, shown_doc
+from roofscope.present.units import num, pct, si
+from roofscope.quantities import (
+    EFFICIENCY,
+    FLOP_PER_S,
+    HEADROOM_S,
+    ROOFS,
+    TIME_MAX_S,
+    TIME_MED_S,
+    TIME_MIN_S,
+    TIME_PCT,
+    ai_key,
+)
 
 FORMATS = ("table", "json", "csv", "md")
 
@@ -51,61 +72,22 @@ def to_csv(doc: dict[str, Any]) -> str:
     return dicts_csv(rows)
 
 
-def _roof(bound: object) -> str:
-    """``memory (dram)`` -> ``DRAM``, ``compute (tensor)`` -> ``tensor``: the limiting roof."""
-    text = str(bound)
-    if "(" not in text:
-        return text
-    inner = text[text.index("(") + 1 : text.rindex(")")]
-    return inner.upper() if text.startswith("memory") else inner
-
-
-_COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
-    ("launches", "n", lambda r: f"{r['launches']:,}"),
-    ("time", "time", lambda r: si(r["time_s"], "s")),
-    ("% time", "%", lambda r: pct(r["time_pct"])),
-    ("FLOP/s", "FLOP/s", lambda r: si(r["flop_per_s"], "FLOP/s")),
-    ("AI dram", "AI DRAM", lambda r: _num(r["ai"]["dram"])),
-    ("AI l2", "AI L2", lambda r: _num(r["ai"]["l2"])),
-    ("bound", "roof", lambda r: _roof(r["bound"])),
-    ("eff", "eff", lambda r: ratio_pct(r["efficiency"])),
-    ("headroom", "headroom", lambda r: si(r["headroom_s"], "s")),
-)
-
-
-# nsys reports have times only: the spread of kernel durations instead of roofline columns.
-_TIME_COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
-    ("launches", "n", lambda r: f"{r['launches']:,}"),
-    ("time", "time", lambda r: si(r["time_s"], "s")),
-    ("% time", "%", lambda r: pct(r["time_pct"])),
-    ("avg", "avg", lambda r: si(r["time_avg_s"], "s")),
-    ("med", "med", lambda r: si(r["time_med_s"], "s")),
-    ("min", "min", lambda r: si(r["time_min_s"], "s")),
-    ("max", "max", lambda r: si(r["time_max_s"], "s")),
-)
-
-
 def is_nsys(report: dict[str, Any]) -> bool:
     return str(report.get("format", "")).startswith("nsys")
 
 
-# beside an ncu report opened with an nsys export of the same program
-_JOINED_COLUMNS: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
-    ("nsys % time", "nsys %", lambda r: pct((r.get("nsys") or {}).get("time_pct"))),
-    ("FLOP/s real", "FLOP/s real", lambda r: si((r.get("nsys") or {}).get("flop_per_s"), "FLOP/s")),
-)
-
-
-def _columns(
-    report: dict[str, Any],
-) -> tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...]:
+def _columns(report: dict[str, Any], view: str) -> tuple[Column, ...]:
+    """The row columns of ``report`` in ``view``: the registry the Kernels pane reads too.
+    nsys reports have times only (the spread of kernel durations instead of roofline
+    columns); an ncu report opened with an nsys export of the same program gets its columns."""
     if is_nsys(report):
-        return _TIME_COLUMNS
-    return _COLUMNS + _JOINED_COLUMNS if report.get("nsys_join") else _COLUMNS
+        return column_set(NSYS, view)
+    joined = column_set(JOINED, view) if report.get("nsys_join") else ()
+    return column_set(GROUP, view) + joined
 
 
-def _num(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3g}"
+def _cell(column: Column, row: dict[str, Any]) -> str:
+    return column.full(value(row, column.key))
 
 
 def _md_escape(text: str) -> str:
@@ -124,16 +106,14 @@ def to_markdown(doc: dict[str, Any]) -> str:
             f"GPU **{gpu['name'] or 'unknown'}** (CC {gpu['cc'] or '?'}) · "
             f"{report['launches']:,} launches of {report['kernels']:,} kernels · "
             f"{si(report['time_s'], 's')} · potential speedup "
-            f"{_num(report['efficiency']['potential_speedup'])}×\n"
+            f"{num(report['efficiency']['potential_speedup'])}×\n"
         )
         name_col = report.get("by", "group")
-        columns = _columns(report)
-        out.append("| " + " | ".join([name_col, *(c[0] for c in columns)]) + " |")
+        columns = _columns(report, MARKDOWN)
+        out.append("| " + " | ".join([name_col, *(c.long_title for c in columns)]) + " |")
         out.append("|" + "---|" * (len(columns) + 1))
         for row in report[_rows_key(report)]:
-            cells = [_md_escape(str(row["name"])), *(_md_escape(c[2](row)) for c in columns)]
-            if columns is _COLUMNS:
-                cells[7] = _md_escape(str(row["bound"]))  # the full "memory (dram)"
+            cells = [_md_escape(str(row["name"])), *(_md_escape(_cell(c, row)) for c in columns)]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
         if report["ceilings"]:
@@ -182,7 +162,7 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
     lines.append("FLOPs  " + "  ".join(f"{k} {si(v, 'FLOP')}" for k, v in f.items()) + "\n")
     lines.append("bytes  " + "  ".join(f"{k} {si(v, 'B')}" for k, v in b.items()) + "\n")
     speed = report["efficiency"]["potential_speedup"]
-    lines.append(f"potential speedup of the step (all kernels at their roof): {_num(speed)}×")
+    lines.append(f"potential speedup of the step (all kernels at their roof): {num(speed)}×")
     join = report.get("nsys_join")
     if join:
         cover = join["coverage"]
@@ -214,7 +194,8 @@ def _nsys_panel(report: dict[str, Any]) -> Panel:
 
 # Left out first when a narrow terminal cannot hold every column next to the names.
 _NARROW_DROPS = (
-    *("AI L2", "FLOP/s real", "headroom", "nsys %", "max", "min", "med", "AI DRAM", "eff"),
+    *(ai_key("l2"), NSYS_KEY + FLOP_PER_S, HEADROOM_S, NSYS_KEY + TIME_PCT),
+    *(TIME_MAX_S, TIME_MIN_S, TIME_MED_S, ai_key("dram"), EFFICIENCY),
 )
 NAME_MIN = 16
 
@@ -224,23 +205,24 @@ def _rows_table(report: dict[str, Any], width: int | None = None) -> Table:
     least needed numbers go (the caption says which), rather than the names disappearing."""
     by = report.get("by", "group")
     rows = report[_rows_key(report)]
-    columns = _columns(report)
-    cells = {title: [fn(row) for row in rows] for _, title, fn in columns}
+    columns = {c.key: c for c in _columns(report, TABLE)}
+    cells = {key: [_cell(c, row) for row in rows] for key, c in columns.items()}
     dropped: list[str] = []
     if width is not None:
-        widest = {t: max([len(t), *map(len, cells[t])]) for t in cells}
+        widest = {k: max([len(columns[k].title), *map(len, cells[k])]) for k in cells}
 
         def needed() -> int:  # each column is padded by one space a side, plus the edges
-            numbers = sum(widest[t] + 2 for t in widest if t not in dropped)
+            numbers = sum(widest[k] + 2 for k in widest if k not in dropped)
             return NAME_MIN + 2 + numbers + 4
 
-        for title in _NARROW_DROPS:
+        for key in _NARROW_DROPS:
             if needed() <= width:
                 break
-            if title in cells:
-                dropped.append(title)
+            if key in cells:
+                dropped.append(key)
     caption = (
-        f"not shown at this width: {', '.join(dropped)} (a wider terminal, or --format json)"
+        f"not shown at this width: {', '.join(columns[k].title for k in dropped)} "
+        "(a wider terminal, or --format json)"
         if dropped
         else None
     )
@@ -252,11 +234,11 @@ def _rows_table(report: dict[str, Any], width: int | None = None) -> Table:
         caption_justify="left",
     )
     table.add_column(by, overflow="fold", min_width=NAME_MIN, max_width=48, ratio=1)
-    shown = [c for c in columns if c[1] not in dropped]
-    for _, title, _fn in shown:
-        table.add_column(title, justify="left" if title == "roof" else "right", no_wrap=True)
+    shown = [c for c in columns.values() if c.key not in dropped]
+    for c in shown:
+        table.add_column(c.title, justify="left" if c.left else "right", no_wrap=True)
     for i, row in enumerate(rows):
-        table.add_row(plain(row["name"]), *(plain(cells[title][i]) for _, title, _ in shown))
+        table.add_row(plain(row["name"]), *(plain(cells[c.key][i]) for c in shown))
     return table
 
 

@@ -11,11 +11,11 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from roofscope.charts.bars import hbars
 from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
-from roofscope.output.text import plain
-from roofscope.output.units import pct, ratio_pct, si
+from roofscope.present.bars import hbars
+from roofscope.present.text import plain
+from roofscope.present.units import pct, ratio_pct, si
 
 
 def _x(value: float | None) -> str:

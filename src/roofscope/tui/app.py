@@ -27,7 +27,7 @@ from textual.widgets.option_list import Option
 
 from roofscope.api import Session, load
 from roofscope.errors import RoofscopeError
-from roofscope.output.text import shown
+from roofscope.present.text import shown
 from roofscope.store import damaged_error, is_damaged
 from roofscope.tui.help import help_text
 from roofscope.tui.messages import (

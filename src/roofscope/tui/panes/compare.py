@@ -24,8 +24,8 @@ from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
 from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
-from roofscope.output.text import plain, shown, shown_doc
-from roofscope.output.units import cut, si
+from roofscope.present.text import plain, shown, shown_doc
+from roofscope.present.units import cut, si
 from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
 from roofscope.tui.messages import GroupSelected
 from roofscope.tui.panes.base import Pane

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Input, Static
 
 from roofscope.analysis.detail import MetricRow
 from roofscope.errors import RoofscopeError
-from roofscope.output.units import si
+from roofscope.present.units import si
 from roofscope.regex import check_regex, search
 from roofscope.tui.messages import ShowPane
 from roofscope.tui.panes.base import Pane

@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from roofscope.analysis.browse import Filter
-from roofscope.tui import format as f
+from roofscope.present import units as f
 from roofscope.tui.messages import FilterKernels, GroupSelected, ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState

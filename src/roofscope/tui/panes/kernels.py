@@ -11,10 +11,11 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from roofscope.analysis.browse import LAUNCH_COLUMNS, Filter
+from roofscope.analysis.browse import LAUNCH_KEYS, Filter
 from roofscope.api import AXES, Session
 from roofscope.errors import RoofscopeError
-from roofscope.tui import format as f
+from roofscope.present import columns as cols
+from roofscope.present import units as f
 from roofscope.tui.messages import (
     AxisChanged,
     FilterKernels,
@@ -28,74 +29,17 @@ from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 from roofscope.tui.widgets.virtual_table import Column, VirtualTable
 
-# (row key, title, format, width); ncu groups, nsys groups, and the nsys columns shown beside
-# an ncu report opened with an nsys export of the same program.
-GROUP_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
-    ("name", "group", f.text, 24),
-    ("launches", "n", f.count, 6),
-    ("time_s", "time", f.time, 9),
-    ("time_pct", "%", f.share, 6),
-    ("flop_per_s", "FLOP/s", f.rate, 13),
-    ("ai_dram", "AI DRAM", f.num, 8),
-    ("bound", "bound", f.text, 15),
-    ("efficiency", "eff", f.frac, 5),
-    ("headroom_s", "headroom", f.time, 9),
-)
-NSYS_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
-    ("name", "group", f.text, 26),
-    ("launches", "n", lambda v: f.count(v, 8), 8),
-    ("time_s", "time", f.time, 9),
-    ("time_pct", "%", f.share, 6),
-    ("time_avg_s", "avg", f.time, 9),
-    ("time_med_s", "med", f.time, 9),
-    ("time_min_s", "min", f.time, 9),
-    ("time_max_s", "max", f.time, 9),
-)
-JOINED_COLUMNS: tuple[tuple[str, str, Any, int], ...] = (
-    ("nsys.time_pct", "nsys %", f.share, 7),
-    ("nsys.time_s", "nsys time", f.time, 9),
-    ("nsys.flop_per_s", "FLOP/s real", f.rate, 13),
-)
-
-
-def _value(row: dict[str, Any], key: str) -> Any:
-    if key == "ai_dram":
-        return row["ai"]["dram"]
-    if key.startswith("nsys."):
-        return (row.get("nsys") or {}).get(key[5:])
-    return row.get(key)
-
-
-_LAUNCH_FMT = {
-    "launch_id": str,
-    "kernel": f.text,
-    "time_s": f.time,
-    "flop_per_s": f.rate,
-    "ai_dram": f.num,
-    "efficiency": f.frac,
-    "util_tensor_eff": f.frac,
-    "util_fp32_eff": f.frac,
-    "util_dram_eff": f.frac,
-    "grid_size": f.text,
-    "block_size": f.text,
-}
-_LAUNCH_WIDTH = {
-    "launch_id": 8,
-    "kernel": 36,
-    "time_s": 9,
-    "flop_per_s": 13,
-    "ai_dram": 8,
-    "efficiency": 5,
-    "util_tensor_eff": 6,
-    "util_fp32_eff": 5,
-    "util_dram_eff": 5,
-    "grid_size": 14,
-    "block_size": 12,
-}
+# The pane's columns, from the registry `roofscope report` reads too (present.columns): ncu
+# groups, nsys groups, the nsys columns beside an ncu report opened with an nsys export of the
+# same program, and the launch list in the order of the pager's rows.
+GROUP_COLUMNS = cols.column_set(cols.GROUP, cols.PANE)
+NSYS_COLUMNS = cols.column_set(cols.NSYS, cols.PANE)
+JOINED_COLUMNS = cols.column_set(cols.JOINED, cols.PANE)
+LAUNCH_COLUMNS = cols.by_keys(cols.LAUNCH, LAUNCH_KEYS)
 
 
 def _sort_value(row: dict[str, Any], key: str) -> Any:
-    value = _value(row, key)
+    value = cols.value(row, key)
     return (value is None, value if value is not None else 0)
 
 
@@ -162,19 +106,11 @@ class KernelsPane(Pane):
             id="groups", squeeze=("group",), cursor_type="row", zebra_stripes=True
         )
         # fixed widths: a layout that does not depend on when DataTable measures its cells
-        for _key, title, _fmt, width in GROUP_COLUMNS:
-            table.add_column(title, key=title, width=width)
+        for c in GROUP_COLUMNS:
+            table.add_column(c.title, key=c.title, width=c.width)
         yield table
         yield VirtualTable(
-            [
-                Column(
-                    title,
-                    _LAUNCH_WIDTH.get(key, 9),
-                    _LAUNCH_FMT[key],
-                    right=key not in ("kernel", "grid_size", "block_size"),
-                )
-                for key, title in LAUNCH_COLUMNS
-            ],
+            [Column(c.title, c.width, c.fmt, right=not c.left) for c in LAUNCH_COLUMNS],
             id="launches",
         )
 
@@ -196,7 +132,7 @@ class KernelsPane(Pane):
             return
         self.app.call_from_thread(self._show_groups, rows)
 
-    def _column_set(self) -> tuple[tuple[str, str, Any, int], ...]:
+    def _column_set(self) -> tuple[cols.Column, ...]:
         if self.state.current.is_nsys:
             return NSYS_COLUMNS
         return (
@@ -212,9 +148,9 @@ class KernelsPane(Pane):
             self.columns = columns
             self.group_sort = 2  # time
             table.clear(columns=True)
-            for _key, title, _fmt, width in columns:
-                table.add_column(title, key=title, width=width)
-        key = self.columns[self.group_sort][0]
+            for c in columns:
+                table.add_column(c.title, key=c.title, width=c.width)
+        key = self.columns[self.group_sort].key
         rows = sorted(rows, key=lambda r: _sort_value(r, key), reverse=self.descending)
         if self.descending:  # keep unknowns last either way
             rows = [r for r in rows if _sort_value(r, key)[0] is False] + [
@@ -224,7 +160,7 @@ class KernelsPane(Pane):
         selected = self.state.group
         table.clear()
         for r in rows:
-            table.add_row(*(fmt(_value(r, k)) for k, _, fmt, _ in self.columns), key=str(r["name"]))
+            table.add_row(*(c.fmt(cols.value(r, c.key)) for c in self.columns), key=str(r["name"]))
         names = [r["name"] for r in rows]
         if selected in names:
             table.move_cursor(row=names.index(selected))
@@ -236,10 +172,10 @@ class KernelsPane(Pane):
         if self.drilled_group is not None:
             count = self.pager.count if self.pager else 0
             parts.append(f"group {self.drilled_group!r}: {count:,} launches")
-            sort_title = LAUNCH_COLUMNS[self.launch_sort][1]
+            sort_title = LAUNCH_COLUMNS[self.launch_sort].title
         else:
             parts.append(f"{len(self.rows)} groups")
-            sort_title = self.columns[self.group_sort][1]
+            sort_title = self.columns[self.group_sort].title
         if flt.regex:
             parts.append(f"filter /{flt.regex}/")
         if flt.eff_bin is not None:
@@ -265,7 +201,7 @@ class KernelsPane(Pane):
         self._load_launches(
             self.state.report,
             Filter(flt.regex, group, flt.eff_bin, flt.window),
-            LAUNCH_COLUMNS[self.launch_sort][0],
+            LAUNCH_COLUMNS[self.launch_sort].key,
             self.descending,
         )
 
@@ -412,14 +348,11 @@ class KernelsPane(Pane):
         """What the pane shows, for export: header and formatted rows."""
         if self.drilled_group is not None and self.pager is not None:
             rows = self.session.page(self.pager, 0, self.pager.count)
-            header = [title for _, title in LAUNCH_COLUMNS]
+            header = [c.title for c in LAUNCH_COLUMNS]
             return header, [
-                [_LAUNCH_FMT[k](v) for (k, _), v in zip(LAUNCH_COLUMNS, r, strict=True)]
-                for r in rows
+                [c.fmt(v) for c, v in zip(LAUNCH_COLUMNS, r, strict=True)] for r in rows
             ]
-        header = [title for _, title, _, _ in self.columns]
-        exact = {"launches": lambda v: f"{v:,}"}  # a file keeps every digit
-        body = [
-            [exact.get(k, fmt)(_value(r, k)) for k, _, fmt, _ in self.columns] for r in self.rows
-        ]
+        header = [c.title for c in self.columns]
+        # a file keeps every digit
+        body = [[c.full(cols.value(r, c.key)) for c in self.columns] for r in self.rows]
         return header, body

@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Select, Static
 
 from roofscope.errors import RoofscopeError
 from roofscope.output.profiling import kernels_text, settings_text
-from roofscope.output.units import clock, si
+from roofscope.present.units import clock, si
 from roofscope.profiling import runs as runs_dir
 from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import MODES, PRECISIONS, RunSpec, find_tool

@@ -15,7 +15,7 @@ from roofscope.analysis.browse import Filter
 from roofscope.analysis.timeline import Timeline, Window
 from roofscope.charts.sparkline import sparkline
 from roofscope.output.render import timeline_lines
-from roofscope.output.units import si
+from roofscope.present.units import si
 from roofscope.tui.messages import FilterKernels, ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState

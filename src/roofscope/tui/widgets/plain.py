@@ -3,7 +3,7 @@ numbers never cut to a misleading prefix.
 
 Textual reads markup in a ``Static``'s strings and in every ``str`` cell of a ``DataTable``, so
 a kernel named ``[/]`` crashed the app and ``[fp32] gemm`` lost its ``[fp32]``. The panes build
-their text and tables from these instead (see :mod:`roofscope.output.text`).
+their text and tables from these instead (see :mod:`roofscope.present.text`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
-from roofscope.output.text import plain, shown
+from roofscope.present.text import plain, shown
 
 
 class PlainStatic(Static):

@@ -22,8 +22,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from roofscope.output.text import shown
-from roofscope.output.units import cut
+from roofscope.present.text import shown
+from roofscope.present.units import cut
 
 PAGE = 128
 

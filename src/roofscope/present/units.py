@@ -1,0 +1,92 @@
+"""Numbers as people read them, for every front end: SI prefixes (8.37e10 FLOP reads as
+83.7 GFLOP), percentages, clocks, and the cells of tables."""
+
+from __future__ import annotations
+
+from roofscope.present.text import shown
+
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
+
+
+def si(value: float | None, unit: str = "", digits: int = 3, *, compact: bool = False) -> str:
+    """``si(0.00392, "s") == "3.92 ms"``; None reads as an em dash. ``compact``: no space before
+    the prefix and none below 1 (``si(2e12, compact=True) == "2T"``, ``0.5`` stays ``0.5``),
+    for chart axes and narrow cells."""
+    if value is None:
+        return "—"
+    if value == 0:
+        return f"0{unit}" if compact else f"0 {unit}".strip()
+    mag = abs(value)
+    scales = _PREFIXES if compact else _PREFIXES + _SMALL
+    for i, (scale, prefix) in enumerate(scales):
+        if mag >= scale:
+            text = f"{value / scale:.{digits}g}"
+            if i > 0 and abs(float(text)) >= 1000:  # 999,999 rounds to 1 M, not "1e+03 k"
+                scale, prefix = scales[i - 1]
+                text = f"{value / scale:.{digits}g}"
+            return f"{text}{prefix}{unit}" if compact else f"{text} {prefix}{unit}".strip()
+    text = f"{value:.{digits}g}"
+    return f"{text}{unit}" if compact else f"{text} {unit}".strip()
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A value already in percent: ``pct(22.61) == "22.6%"``."""
+    return "—" if value is None else f"{value:.{digits}f}%"
+
+
+def ratio_pct(value: float | None) -> str:
+    """A 0..1 fraction as a percentage."""
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def clock(seconds: float | None) -> str:
+    """``clock(202) == "3:22"``, ``clock(4000) == "1:06:40"``; None reads as "?"."""
+    if seconds is None:
+        return "?"
+    m, s = divmod(int(seconds + 0.5), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
+
+
+def cut(text: str, width: int) -> str:
+    """At most ``width`` characters, an ellipsis marking the cut (kernel signatures run to
+    thousands of characters)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- cells of tables (the panes' and the report's) -------------------------------------------
+def time(v: float | None) -> str:
+    return si(v, "s")
+
+
+def rate(v: float | None) -> str:
+    return si(v, "FLOP/s")
+
+
+def num(v: float | None) -> str:
+    """A plain number, three significant digits (arithmetic intensity, a speedup)."""
+    return "—" if v is None else f"{v:.3g}"
+
+
+share = pct  # a share of time, already in percent
+frac = ratio_pct  # a 0..1 fraction (efficiency, utilisation)
+
+
+def text(v: object) -> str:
+    """Text from the export (a name): verbatim, control characters visible."""
+    return shown(v)
+
+
+def count(v: int | None, width: int = 6) -> str:
+    """``1,234`` while it fits ``width``, else a compact ``1.00M``: never a cut ``1,000,``."""
+    if v is None:
+        return "—"
+    full = f"{v:,}"
+    if len(full) <= width:
+        return full
+    return si(v, digits=3 if width >= 5 else 2, compact=True)
+
+
+def exact(v: int | None) -> str:
+    """A count with every digit (``1,234,567``): files and the headless report keep them."""
+    return "—" if v is None else f"{v:,}"
