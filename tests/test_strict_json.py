@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import roofscope
-from roofscope.monitor.recording import to_table
 from roofscope.output.gpu import render_summary
 from roofscope.output.render import render
+from roofscope.telemetry.recording import to_table
 from tests.conftest import run_cli
 from tests.gpu_fakes import SyntheticSource
 from tests.ncu_builder import raw_page, write

@@ -26,7 +26,7 @@ Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
 * ``query_memo(query, result)`` — aggregates over every launch (median peaks, tensor-op sums)
   computed while building, so a re-open does not scan a million launches again.
 * ``gpu_samples(report_id, ts, host, gpu, …, seq)`` — GPU recordings of ``roofscope record``, one
-  row per GPU per sample (columns of :mod:`roofscope.monitor.recording`; ``ts`` in epoch seconds;
+  row per GPU per sample (columns of :mod:`roofscope.telemetry.recording`; ``ts`` in epoch seconds;
   ``seq`` the row's place in the recording as written, the order intervals are taken in).
 """
 
@@ -56,8 +56,8 @@ from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.nsys_tables import SCHEMA as TIMELINE_SCHEMA
 from roofscope.ingest.recording import SCHEMA as RECORDING_SCHEMA
 from roofscope.ingest.sniff import check_input
-from roofscope.monitor.recording import broken_parts, is_recording, parts
 from roofscope.sqlutil import insert_rows
+from roofscope.telemetry.recording import broken_parts, is_recording, parts
 
 SCHEMA_VERSION = 7
 BUILD_MEMORY_LIMIT = "2GB"

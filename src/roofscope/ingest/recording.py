@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.report_info import ReportInfo
-from roofscope.monitor.recording import SCHEMA as RECORDING
-from roofscope.monitor.recording import read_recorded
 from roofscope.sqlutil import quote_ident, scanned
+from roofscope.telemetry.recording import SCHEMA as RECORDING
+from roofscope.telemetry.recording import read_recorded
 
 
 def _sql_type(name: str, arrow: pa.DataType) -> str:

@@ -24,9 +24,9 @@ from textual.widgets import DataTable, Static
 
 from roofscope.charts.gpu_cards import LABEL, VALUE, axis_line, render_cards
 from roofscope.errors import RoofscopeError
-from roofscope.monitor.history import SeriesHistory
-from roofscope.monitor.sample import GpuSample, ProcessInfo, Reading
 from roofscope.monitor.source import GpuSource
+from roofscope.telemetry.history import SeriesHistory
+from roofscope.telemetry.sample import GpuSample, ProcessInfo, Reading
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
