@@ -18,7 +18,7 @@ import roofscope
 from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
 from roofscope.ingest.ncu_csv import ingest_ncu_csv
-from roofscope.store import SCHEMA
+from roofscope.schema import DDL
 from tests.ncu_builder import ID_NEW, details_page, raw_page
 
 UNITS = {"gpu__time_duration.sum": "us", "dram__bytes.sum": "Mbyte"}
@@ -51,7 +51,7 @@ def _totals(path: Path) -> tuple[int, float]:
 
 def _ingest(path: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    con.execute(SCHEMA)
+    con.execute(DDL)
     ingest_file(con, path, 0)
     return con
 
@@ -187,7 +187,7 @@ def test_details_page_names_its_gpu_when_a_row_holds_it(tmp_path, in_tmp_cwd):
     path = tmp_path / "det.csv"
     path.write_text(details_page([("k", values), ("k2", values)]))
     con = duckdb.connect()
-    con.execute(SCHEMA)
+    con.execute(DDL)
     assert ingest_ncu_csv(con, path, 0).gpu_name == "NVIDIA H100 80GB HBM3"
 
 
