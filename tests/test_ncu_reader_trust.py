@@ -392,7 +392,7 @@ def test_nul_before_the_header_is_not_a_header_change(tmp_path):
 def test_detail_reads_a_value_only_in_a_shape_ncu_writes(text, decimal, value):
     """Detail's raw rows (read on demand) follow the ingest grammar: 20,992000 is shown as the
     text it is, never as 20,992,000."""
-    from roofscope.analysis.detail import parse_number
+    from roofscope.ingest.numbers import parse_number
 
     got = parse_number(text, decimal)
     assert got == (pytest.approx(value) if value is not None else None)

@@ -793,6 +793,21 @@ def _details_frame(
     con.execute(create_det(rid, exprs, source))
 
 
+def raw_page_row(path: str | Path, launch_id: int) -> dict[str, str]:
+    """One launch's row of a raw page, read from the export (pages too large to be copied into
+    the store), column name → text as exported; {} when no row has that ID."""
+    sn = sniff(path)
+    with open_text(sn.path) as fh:
+        for _ in range(sn.header_line):
+            fh.readline()
+        reader = csv.reader(line.replace("\x00", "") for line in fh)
+        header = next(reader)
+        for row in reader:
+            if row and row[0].strip() == str(launch_id):
+                return dict(zip(header, row, strict=False))
+    return {}
+
+
 def _left_out(found: dict[str, int], info: ReportInfo) -> None:
     if found:
         top = sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
