@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from roofscope.monitor.sample import GpuSample, ProcessInfo, Reading
+from roofscope.telemetry.sample import GpuSample, ProcessInfo, Reading
 
 T0 = 1_800_000_000.0  # 2027-01-15: fixed, so snapshots do not move
 

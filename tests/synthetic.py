@@ -5,9 +5,9 @@ from __future__ import annotations
 import duckdb
 
 from roofscope.api import Options, Session, store_default_facts
-from roofscope.ingest.ncu_csv import CATALOGUE_COLUMNS
+from roofscope.schema import CATALOGUE, DDL, SCHEMA_VERSION
 from roofscope.sqlutil import insert_rows
-from roofscope.store import SCHEMA, SCHEMA_VERSION, OpenedStore
+from roofscope.store import OpenedStore
 
 METRICS = {
     "gpu__time_duration.sum": ("ns", "s", 1e-9),
@@ -30,7 +30,7 @@ def synthetic_session(n: int) -> Session:
     """N launches of six kernels with varied times, FLOPs, bytes and utilisations."""
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
-    con.execute(SCHEMA)
+    con.execute(DDL)
     insert_rows(
         con, "meta", ("key", "value"), [("schema_version", str(SCHEMA_VERSION)), ("inputs", "[]")]
     )
@@ -65,7 +65,7 @@ def synthetic_session(n: int) -> Session:
     insert_rows(
         con,
         "catalogue",
-        CATALOGUE_COLUMNS,
+        CATALOGUE.names,
         [(0, m, None, None, u, b, s, "raw column", True, True) for m, (u, b, s) in METRICS.items()],
     )
     names = "[" + ", ".join("'" + k.replace("'", "''") + "'" for k in KERNELS) + "]"

@@ -16,9 +16,10 @@ from roofscope.analysis.recording import summarise
 from roofscope.api import load
 from roofscope.errors import RoofscopeError
 from roofscope.monitor.follow import FollowSource
-from roofscope.monitor.history import SeriesHistory
 from roofscope.monitor.recorder import record
-from roofscope.monitor.recording import (
+from roofscope.monitor.source import GpuSource
+from roofscope.telemetry.history import SeriesHistory
+from roofscope.telemetry.recording import (
     RecordingWriter,
     from_table,
     is_recording,
@@ -26,8 +27,7 @@ from roofscope.monitor.recording import (
     read_recording,
     to_table,
 )
-from roofscope.monitor.sample import GpuSample, Reading
-from roofscope.monitor.source import GpuSource
+from roofscope.telemetry.sample import GpuSample, Reading
 from tests.conftest import SAMPLES
 from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 

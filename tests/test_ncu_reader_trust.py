@@ -18,7 +18,7 @@ import roofscope
 from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
 from roofscope.ingest.ncu_csv import ingest_ncu_csv
-from roofscope.store import SCHEMA
+from roofscope.schema import DDL
 from tests.ncu_builder import ID_NEW, details_page, raw_page
 
 UNITS = {"gpu__time_duration.sum": "us", "dram__bytes.sum": "Mbyte"}
@@ -51,7 +51,7 @@ def _totals(path: Path) -> tuple[int, float]:
 
 def _ingest(path: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    con.execute(SCHEMA)
+    con.execute(DDL)
     ingest_file(con, path, 0)
     return con
 
@@ -187,7 +187,7 @@ def test_details_page_names_its_gpu_when_a_row_holds_it(tmp_path, in_tmp_cwd):
     path = tmp_path / "det.csv"
     path.write_text(details_page([("k", values), ("k2", values)]))
     con = duckdb.connect()
-    con.execute(SCHEMA)
+    con.execute(DDL)
     assert ingest_ncu_csv(con, path, 0).gpu_name == "NVIDIA H100 80GB HBM3"
 
 
@@ -392,7 +392,7 @@ def test_nul_before_the_header_is_not_a_header_change(tmp_path):
 def test_detail_reads_a_value_only_in_a_shape_ncu_writes(text, decimal, value):
     """Detail's raw rows (read on demand) follow the ingest grammar: 20,992000 is shown as the
     text it is, never as 20,992,000."""
-    from roofscope.analysis.detail import parse_number
+    from roofscope.ingest.numbers import parse_number
 
     got = parse_number(text, decimal)
     assert got == (pytest.approx(value) if value is not None else None)

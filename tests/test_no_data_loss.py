@@ -20,8 +20,8 @@ from roofscope.analysis.detail import raw_rows_for_launch
 from roofscope.cli import main
 from roofscope.errors import RoofscopeError
 from roofscope.ingest import ncu_csv
-from roofscope.monitor.recording import parts, read_recording
 from roofscope.store import open_store
+from roofscope.telemetry.recording import parts, read_recording
 from roofscope.tui.app import RoofscopeApp
 from tests.conftest import SAMPLES
 from tests.test_tui import opened, settle

@@ -16,7 +16,7 @@ import pytest
 
 from roofscope.api import load
 from roofscope.monitor.recorder import record
-from roofscope.monitor.recording import parts
+from roofscope.telemetry.recording import parts
 from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 
 YEARS_200 = 200 * 365.25 * 86400  # ~6.3e9 s

@@ -916,7 +916,7 @@ def _(p: Path) -> None:
 
 def _recording_part(table: pa.Table) -> bytes:
     """A part as ``roofscope record`` writes it: its schema, marker included."""
-    from roofscope.monitor.recording import SCHEMA
+    from roofscope.telemetry.recording import SCHEMA
 
     return parquet_bytes(table.select(SCHEMA.names).cast(SCHEMA))
 

@@ -1,4 +1,4 @@
-"""The DuckDB store: canonical schema, and a cache keyed by the input files' identity.
+"""The DuckDB store: the canonical tables, built into a cache keyed by the input files' identity.
 
 One database holds every report opened together. It is built once into a temporary file under
 the user cache directory and moved into place with ``os.replace``, so a reader never sees half a
@@ -6,28 +6,8 @@ cache and two roofscope processes can open the same reports at once. Viewing att
 read-only to an in-memory connection; derived facts (which depend on options such as the FP16
 convention and on grouping rules the user edits live) are computed there, never stored.
 
-Schema (version ``SCHEMA_VERSION``; see docs/schema.md):
-
-* ``meta(key, value)`` — schema version, roofscope and DuckDB versions, input identities.
-* ``reports(report_id, path, layout, decimal, gpu_name, cc, sm_count, launches, raw_values)``
-  — ``raw_values`` is ``table`` when every exported value is in ``raw_r{N}``/``det_r{N}``, or
-  ``source`` for raw pages over 64 MB, whose other columns are read from the export on demand.
-* ``launches(report_id, launch_id, process_id, process_name, host, kernel, kernel_time, context,
-  stream, block_size, grid_size, device, cc, nvtx, invocations)`` — one row per profiled launch
-  (a per-kernel summary row stands for ``invocations`` launches).
-* ``catalogue(report_id, metric, label, section, unit, base_unit, scale, source, wanted,
-  known_unit)`` — every metric of every report, with the unit as exported and its base SI form.
-* ``values_r{N}(launch_id, "<metric>" DOUBLE, …)`` — the metrics roofscope computes with, in
-  base SI units, one column per metric present in report N (raw pages are scanned straight
-  into it, so it also keeps their identification columns as text).
-* ``raw_r{N}`` (raw page: every column as text) or ``det_r{N}(launch_id, section, metric, label,
-  unit, value)`` (details/summary page) — every value as exported, for drill-down.
-* ``warnings(report_id, message)`` — what was skipped or assumed while loading.
-* ``query_memo(query, result)`` — aggregates over every launch (median peaks, tensor-op sums)
-  computed while building, so a re-open does not scan a million launches again.
-* ``gpu_samples(report_id, ts, host, gpu, …, seq)`` — GPU recordings of ``roofscope record``, one
-  row per GPU per sample (columns of :mod:`roofscope.monitor.recording`; ``ts`` in epoch seconds;
-  ``seq`` the row's place in the recording as written, the order intervals are taken in).
+The tables (and ``SCHEMA_VERSION``, which keys every cache) are defined in
+:mod:`roofscope.schema` and documented in docs/schema.md.
 """
 
 from __future__ import annotations
@@ -53,34 +33,13 @@ from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
 from roofscope.ingest.nsys_export import sidecars
 from roofscope.ingest.nsys_parquet import is_parquet_dir
-from roofscope.ingest.nsys_tables import SCHEMA as TIMELINE_SCHEMA
-from roofscope.ingest.recording import SCHEMA as RECORDING_SCHEMA
 from roofscope.ingest.sniff import check_input
-from roofscope.monitor.recording import broken_parts, is_recording, parts
+from roofscope.schema import DDL, SCHEMA_VERSION
 from roofscope.sqlutil import insert_rows
+from roofscope.telemetry.recording import broken_parts, is_recording, parts
 
-SCHEMA_VERSION = 7
 BUILD_MEMORY_LIMIT = "2GB"
 BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
-
-SCHEMA = (
-    """
-CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
-CREATE TABLE reports (report_id INTEGER, path VARCHAR, layout VARCHAR, decimal VARCHAR,
-    gpu_name VARCHAR, cc VARCHAR, sm_count INTEGER, launches BIGINT, raw_values VARCHAR);
-CREATE TABLE launches (report_id INTEGER, launch_id BIGINT, process_id VARCHAR,
-    process_name VARCHAR, host VARCHAR, kernel VARCHAR, kernel_time VARCHAR, context VARCHAR,
-    stream VARCHAR, block_size VARCHAR, grid_size VARCHAR, device VARCHAR, cc VARCHAR,
-    nvtx VARCHAR, invocations BIGINT);
-CREATE TABLE catalogue (report_id INTEGER, metric VARCHAR, label VARCHAR, section VARCHAR,
-    unit VARCHAR, base_unit VARCHAR, scale DOUBLE, source VARCHAR, wanted BOOLEAN,
-    known_unit BOOLEAN);
-CREATE TABLE warnings (report_id INTEGER, message VARCHAR);
-CREATE TABLE query_memo (query VARCHAR, result VARCHAR);
-"""
-    + TIMELINE_SCHEMA
-    + RECORDING_SCHEMA
-)
 
 
 def _connect(database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -228,7 +187,7 @@ def build(
 ) -> None:
     """Create the schema in ``con``, ingest every input as one report each, then let the
     caller add derived tables (``on_build``) before the cache is sealed."""
-    con.execute(SCHEMA)
+    con.execute(DDL)
     for report_id, path in enumerate(paths):
         try:
             info = ingest_file(con, path, report_id)

@@ -25,8 +25,8 @@ from typing import Any
 import duckdb
 
 from roofscope.ingest.recording import CLOCK_JUMP_S
-from roofscope.monitor.recording import from_table
-from roofscope.monitor.sample import Reading
+from roofscope.telemetry.recording import from_table
+from roofscope.telemetry.sample import Reading
 
 LOW_UTIL = 0.30
 

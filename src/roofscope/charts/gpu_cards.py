@@ -8,9 +8,9 @@ eight GPUs in 24 lines still get a title and their utilisation each.
 from __future__ import annotations
 
 from roofscope.charts.sparkline import sparkline
-from roofscope.monitor.history import SeriesHistory
-from roofscope.monitor.sample import SERIES, GpuSample, Series
 from roofscope.present.units import ratio_pct, si
+from roofscope.telemetry.history import SeriesHistory
+from roofscope.telemetry.sample import SERIES, GpuSample, Series
 
 LABEL = 10
 VALUE = 9

@@ -23,7 +23,7 @@ from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
 from roofscope.ingest.recording import ingest_recording, refuse_parquet
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import check_input
-from roofscope.monitor.recording import is_recording
+from roofscope.telemetry.recording import is_recording
 
 # What a file name promises, for the formats whose content is unmistakable.
 _SUFFIX_KINDS = {

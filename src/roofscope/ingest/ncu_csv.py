@@ -43,6 +43,7 @@ from roofscope.ingest.sniff import (
 )
 from roofscope.ingest.units import UnknownUnitError, ncu_base_unit, parse_unit
 from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, TIME, is_wanted
+from roofscope.schema import CATALOGUE, RAW_R, VALUES_R, create_det, create_raw, create_values
 from roofscope.sqlutil import insert_rows, one, quote_ident, quote_str, scalar
 
 ID_COLUMNS = (
@@ -92,18 +93,6 @@ RAW_TABLE_LIMIT = 64 << 20  # bytes of export up to which every raw value is cop
 TAIL_BYTES = 1 << 20  # how far back the fast path looks for the start of the last line
 # A value as ncu writes it when it scaled the column to a unit (--print-units auto): six decimals.
 _AUTO_SCALED = re.compile(r"^\s*-?[0-9][0-9,]*\.[0-9]{6}\s*$")
-CATALOGUE_COLUMNS = (
-    "report_id",
-    "metric",
-    "label",
-    "section",
-    "unit",
-    "base_unit",
-    "scale",
-    "source",
-    "wanted",
-    "known_unit",
-)
 
 
 def _labels() -> dict[str, dict[str, str]]:
@@ -445,10 +434,12 @@ def _all_quoted(sn: Sniffed) -> bool:
     return sn.layout == RAW and sn.units is not None and sn.raw_header_line.startswith('"ID","')
 
 
-def _kind(table: str) -> str:
+def _create_as(table: str, select: str) -> str:
     """A raw page is scanned straight into its persistent ``values_r{N}`` (saves a copy of
     every value); other pages go through a temporary table."""
-    return "TABLE" if table.startswith("values_r") else "TEMP TABLE"
+    if table.startswith(VALUES_R.prefix):
+        return create_values(int(table.removeprefix(VALUES_R.prefix)), select, replace=True)
+    return f"CREATE OR REPLACE TEMP TABLE {table} AS {select}"
 
 
 def _try_split_read(
@@ -464,7 +455,7 @@ def _try_split_read(
     )
     read_sql = _read_csv_sql(name, sn, sn.header_line + 1, True, sn.compressed, split=True)
     try:
-        con.execute(f"CREATE OR REPLACE {_kind(src)} {src} AS SELECT {select} FROM {read_sql}")
+        con.execute(_create_as(src, f"SELECT {select} FROM {read_sql}"))
         ragged = scalar(con, f"SELECT count(*) FROM {src} WHERE {bad}")
     except duckdb.Error:
         ragged = 1
@@ -479,7 +470,7 @@ def _try_read(
     con: duckdb.DuckDBPyConnection, src: str, read_sql: str, select: str
 ) -> duckdb.Error | None:
     try:
-        con.execute(f"CREATE OR REPLACE {_kind(src)} {src} AS SELECT {select} FROM {read_sql}")
+        con.execute(_create_as(src, f"SELECT {select} FROM {read_sql}"))
     except duckdb.Error as exc:
         return exc
     return None
@@ -494,7 +485,7 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
     path = Path(path)
     sn = sniff(path)
     info = ReportInfo(report_id, str(path), sn.layout, decimal=sn.decimal)
-    src = f"values_r{report_id}" if sn.layout == RAW else f"src_r{report_id}"
+    src = VALUES_R.name(report_id) if sn.layout == RAW else f"src_r{report_id}"
     catalogue = _raw_catalogue(sn, info) if sn.layout == RAW else None
     columns = _projection(sn, catalogue)
     fd = open_input(path)  # DuckDB reads this descriptor, never the name (a glob pattern)
@@ -752,18 +743,21 @@ def _load_raw(
     _not_numbers(unreadable, info, lambda column: _first_raw_text(con, text, column, info))
     info.launches = _insert_launches(con, src, header, rid, "launch_id", aggregate=False)
     nvtx = set(_nvtx_columns(header))
-    insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
+    insert_rows(con, CATALOGUE.name, CATALOGUE.names, catalogue)
     info.raw_values = "source"
     if full is not None:
         ids = ", ".join(quote_ident(c) for c in header if c in ID_COLUMNS or c in nvtx)
         try:
             con.execute(
-                f"CREATE TABLE raw_r{rid} AS SELECT {id_expr} AS launch_id, * EXCLUDE ({ids}) "
-                f"FROM (SELECT * FROM {full} WHERE regexp_matches({quote_ident('ID')}, '{_INT}'))"
+                create_raw(
+                    rid,
+                    f"SELECT {id_expr} AS launch_id, * EXCLUDE ({ids}) FROM (SELECT * FROM "
+                    f"{full} WHERE regexp_matches({quote_ident('ID')}, '{_INT}'))",
+                )
             )
             info.raw_values = "table"
         except duckdb.Error:
-            con.execute(f"DROP TABLE IF EXISTS raw_r{rid}")
+            con.execute(f"DROP TABLE IF EXISTS {RAW_R.name(rid)}")
     _device_facts(con, info, text_source=src, header={row[1] for row in catalogue})
 
 
@@ -774,7 +768,6 @@ def _details_frame(
     rid: int,
     id_expr: str,
     value_col: str,
-    extra: str = "",
 ) -> None:
     """Long table ``det_r{rid}``: one row per (launch, metric) with label mapped to metric."""
     labels = _labels()
@@ -784,16 +777,35 @@ def _details_frame(
     )
     insert_rows(con, "rs_labels", ("section", "label", "metric"), label_rows)
     section = f"s.{quote_ident('Section Name')}" if "Section Name" in header else "NULL::VARCHAR"
-    con.execute(
-        f"CREATE TABLE det_r{rid} AS SELECT {id_expr} AS launch_id, "
-        f"{section} AS section, coalesce(l.metric, s.{quote_ident('Metric Name')}) AS metric, "
-        f"CASE WHEN l.metric IS NULL THEN NULL ELSE s.{quote_ident('Metric Name')} END AS label, "
-        f"coalesce(s.{quote_ident('Metric Unit')}, '') AS unit, s.{quote_ident(value_col)} AS value"
-        f"{extra} "
-        f"FROM {src} s LEFT JOIN rs_labels l ON l.section = {section} "
-        f"AND l.label = s.{quote_ident('Metric Name')} "
-        f"WHERE coalesce(s.{quote_ident('Metric Name')}, '') <> ''"
+    name = f"s.{quote_ident('Metric Name')}"
+    exprs = {
+        "launch_id": id_expr,
+        "section": section,
+        "metric": f"coalesce(l.metric, {name})",
+        "label": f"CASE WHEN l.metric IS NULL THEN NULL ELSE {name} END",
+        "unit": f"coalesce(s.{quote_ident('Metric Unit')}, '')",
+        "value": f"s.{quote_ident(value_col)}",
+    }
+    source = (
+        f"{src} s LEFT JOIN rs_labels l ON l.section = {section} AND l.label = {name} "
+        f"WHERE coalesce({name}, '') <> ''"
     )
+    con.execute(create_det(rid, exprs, source))
+
+
+def raw_page_row(path: str | Path, launch_id: int) -> dict[str, str]:
+    """One launch's row of a raw page, read from the export (pages too large to be copied into
+    the store), column name → text as exported; {} when no row has that ID."""
+    sn = sniff(path)
+    with open_text(sn.path) as fh:
+        for _ in range(sn.header_line):
+            fh.readline()
+        reader = csv.reader(line.replace("\x00", "") for line in fh)
+        header = next(reader)
+        for row in reader:
+            if row and row[0].strip() == str(launch_id):
+                return dict(zip(header, row, strict=False))
+    return {}
 
 
 def _left_out(found: dict[str, int], info: ReportInfo) -> None:
@@ -874,7 +886,7 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
                 row = (*row[:4], u, None, None, *row[7:9], False)
         catalogue.append(row)
     _check_units(catalogue, info)
-    insert_rows(con, "catalogue", CATALOGUE_COLUMNS, catalogue)
+    insert_rows(con, CATALOGUE.name, CATALOGUE.names, catalogue)
     con.execute("CREATE OR REPLACE TEMP TABLE rs_units (unit VARCHAR, scale DOUBLE)")
     scales = []
     for u in all_units:
@@ -890,11 +902,12 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
         f"AS {quote_ident(m)}"
         for m in wanted
     ]
-    con.execute(
-        f"CREATE TABLE values_r{rid} AS SELECT l.launch_id{''.join(', ' + c for c in cols)} "
+    select = (
+        f"SELECT l.launch_id{''.join(', ' + c for c in cols)} "
         f"FROM launches l LEFT JOIN det_r{rid} d ON d.launch_id = l.launch_id "
         f"LEFT JOIN rs_units u ON u.unit = d.unit WHERE l.report_id = {rid} GROUP BY l.launch_id"
     )
+    con.execute(create_values(rid, select))
     _details_conflicts(con, info, wanted, value)
     unreadable: dict[str, int] = {}
     _left_out(null_non_finite(con, f"values_r{rid}", unreadable), info)

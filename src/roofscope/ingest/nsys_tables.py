@@ -1,9 +1,9 @@
 """Where every nsys reader (SQLite, parquetdir, stats CSV) puts what it read.
 
 A reader fills staging tables with fixed columns; :func:`write_report` turns them into the
-store's canonical tables, so grouping, summaries and the Kernels pane treat nsys kernels like ncu
-launches whose only metric is their duration, and the timeline tables (``spans``, ``memops``,
-``gpu_metrics``, ``nvtx_ranges``) keep what only a trace has.
+store's canonical tables (:mod:`roofscope.schema`), so grouping, summaries and the Kernels pane
+treat nsys kernels like ncu launches whose only metric is their duration, and the timeline
+tables (``spans``, ``memops``, ``gpu_metrics``, ``nvtx_ranges``) keep what only a trace has.
 
 Staging ``stg_kernels`` columns: ``source_row`` (rowid in the export, for on-demand detail),
 ``start_ns``, ``end_ns`` (NULL for summary rows), ``device``, ``stream``, ``kernel`` (demangled
@@ -16,6 +16,7 @@ from __future__ import annotations
 import duckdb
 
 from roofscope.ingest.numbers import null_non_finite
+from roofscope.schema import create_values
 
 # nsys times count nanoseconds from the session's start: past 2**62 (146 years) is damage, and
 # would overflow the timeline's BIGINT arithmetic.
@@ -24,22 +25,6 @@ DURATION = "nsys__duration"  # end - start of a traced launch, or a summary row'
 TIME_MIN = "nsys__time_min"
 TIME_MAX = "nsys__time_max"
 TIME_MED = "nsys__time_med"
-
-SCHEMA = """
-CREATE TABLE spans (report_id INTEGER, launch_id BIGINT, start_ns BIGINT, end_ns BIGINT,
-    device INTEGER, stream BIGINT, source_row BIGINT);
-CREATE TABLE memops (report_id INTEGER, start_ns BIGINT, end_ns BIGINT, device INTEGER,
-    stream BIGINT, bytes DOUBLE, kind VARCHAR, count BIGINT, time_s DOUBLE);
-CREATE TABLE gpu_metrics (report_id INTEGER, source VARCHAR, metric VARCHAR, ts_ns BIGINT,
-    value DOUBLE);
-CREATE TABLE nvtx_ranges (report_id INTEGER, tid BIGINT, start_ns BIGINT, end_ns BIGINT,
-    name VARCHAR);
-CREATE TABLE islands (report_id INTEGER, device INTEGER, start_ns BIGINT, end_ns BIGINT);
-CREATE TABLE launch_nvtx (report_id INTEGER, launch_id BIGINT, innermost VARCHAR,
-    outermost VARCHAR);
-CREATE TABLE gpus (report_id INTEGER, device INTEGER, name VARCHAR, sm_count INTEGER,
-    clock_hz DOUBLE, mem_bandwidth DOUBLE, l2_bytes DOUBLE, memory_bytes DOUBLE, cc VARCHAR);
-"""
 
 STAGING_KERNELS = """
 CREATE OR REPLACE TEMP TABLE stg_kernels (source_row BIGINT, start_ns BIGINT, end_ns BIGINT,
@@ -109,8 +94,7 @@ def write_report(
         else ""
     )
     con.execute(
-        f'CREATE TABLE values_r{rid} AS SELECT launch_id, time_s AS "{DURATION}"{extra} '
-        f"FROM stg_numbered"
+        create_values(rid, f'SELECT launch_id, time_s AS "{DURATION}"{extra} FROM stg_numbered')
     )
     metrics = [DURATION, *((TIME_MIN, TIME_MAX, TIME_MED) if summary else ())]
     for metric in metrics:

@@ -1,4 +1,4 @@
-"""SQL for turning ncu's locale-formatted strings into numbers.
+"""Turning ncu's locale-formatted strings into numbers: SQL for whole columns, Python for one.
 
 ncu prints ``"1,580,911,775.91"``, ``"n/a"``, ``"nan"``, ``""`` and, with
 ``--print-metric-instances values``, ``"65,536 (0; 0; …)"``. All of these become a DOUBLE or
@@ -6,6 +6,8 @@ NULL in one SQL expression, so the conversion runs inside DuckDB at scan speed.
 """
 
 from __future__ import annotations
+
+import re
 
 import duckdb
 
@@ -28,6 +30,23 @@ _GROUPED = {
 # What a value that is not a number ncu writes parses to: ``null_non_finite`` counts it apart
 # from NaN and negatives and makes it NULL. It is -inf, which no number ncu writes reaches.
 UNREADABLE = "'-inf'::DOUBLE"
+
+
+def parse_number(text: str | None, decimal: str = ".") -> float | None:
+    """Python twin of :func:`number_sql`, for single values: only the shapes ncu writes
+    (``SHAPES``) are numbers, so Detail never shows ``20,992000`` as 20,992,000; any other text
+    is None and shown as the text it is."""
+    if text is None:
+        return None
+    head = text.strip().split(" (", 1)[0]
+    if not re.fullmatch(SHAPES[decimal], head):
+        return None
+    head = head.replace(".", "").replace(",", ".") if decimal == "," else head.replace(",", "")
+    try:
+        value = float(head)
+    except ValueError:
+        return None
+    return None if value != value or value in (float("inf"), float("-inf")) else value
 
 
 def number_sql(column: str, decimal: str = ".") -> str:

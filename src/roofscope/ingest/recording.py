@@ -12,34 +12,11 @@ import pyarrow.parquet as pq
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.report_info import ReportInfo
-from roofscope.monitor.recording import SCHEMA as RECORDING
-from roofscope.monitor.recording import read_recorded
+from roofscope.schema import RECORDING_COLUMNS, create_empty_values
 from roofscope.sqlutil import quote_ident, scanned
+from roofscope.telemetry.recording import SCHEMA as RECORDING
+from roofscope.telemetry.recording import read_recorded
 
-
-def _sql_type(name: str, arrow: pa.DataType) -> str:
-    if name == "ts":
-        return "DOUBLE"  # seconds since the epoch, like every time in the store
-    if name == "processes":
-        return "STRUCT(pid BIGINT, name VARCHAR, mem_bytes BIGINT)[]"
-    if pa.types.is_floating(arrow):
-        return "DOUBLE"
-    if pa.types.is_integer(arrow):
-        return "INTEGER"
-    if pa.types.is_boolean(arrow):
-        return "BOOLEAN"
-    return "VARCHAR"
-
-
-COLUMNS = [(f.name, _sql_type(f.name, f.type)) for f in RECORDING]
-# ``seq``: the sample's place in the recording as written (part by part, row by row). The
-# recorder stamps samples with the wall clock, which NTP or a wrong RTC can step back or years
-# ahead; intervals are taken in ``seq`` order, never in ``ts`` order.
-SCHEMA = (
-    "CREATE TABLE gpu_samples (report_id INTEGER, "
-    + ", ".join(f"{quote_ident(n)} {t}" for n, t in COLUMNS)
-    + ", seq BIGINT);\n"
-)
 # An interval longer than this (or negative) is a clock step, not a pause of the recorder: it is
 # left out of a recording's duration (and, like every gap, of its energy), with a warning.
 CLOCK_JUMP_S = 86400.0
@@ -144,9 +121,10 @@ def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int)
     info = ReportInfo(report_id, str(path), "gpu-recording")
     table = _conform(_read(path), path, info)
     table = table.append_column("seq", pa.array(range(table.num_rows), pa.int64()))
-    select = ", ".join("epoch_us(ts) / 1e6" if n == "ts" else quote_ident(n) for n, _ in COLUMNS)
-    # No kernels: an empty metric table keeps every kernel query valid (and empty).
-    con.execute(f"CREATE TABLE values_r{report_id} (launch_id BIGINT)")
+    select = ", ".join(
+        "epoch_us(ts) / 1e6" if n == "ts" else quote_ident(n) for n, _ in RECORDING_COLUMNS
+    )
+    con.execute(create_empty_values(report_id))  # no kernels
     with scanned(con, rec_rows=table):
         con.execute(f"INSERT INTO gpu_samples SELECT {report_id}, {select}, seq FROM rec_rows")
     info.warnings += clock_jumps(con, report_id)

@@ -1,6 +1,7 @@
-"""Live GPU data: a sample-source protocol, the NVML(+GPM) source, a bounded history, the
-recorder that writes Parquet on training nodes and the follower that reads it back.
+"""Live GPU data: a sample-source protocol, the NVML(+GPM) source, the recorder that writes
+Parquet on training nodes and the follower that reads it back.
 
 Nothing here imports Textual: the Monitor pane, ``roofscope record`` and ``roofscope monitor
---once`` all read the same :class:`~roofscope.monitor.sample.Reading`.
+--once`` all read the same :class:`~roofscope.telemetry.sample.Reading`. The sample model, the
+history and the recording format are data, not live code: they live in :mod:`roofscope.telemetry`.
 """

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from roofscope.monitor.recording import from_table, is_recording, parts
-from roofscope.monitor.sample import GpuSample, Reading
+from roofscope.telemetry.recording import from_table, is_recording, parts
+from roofscope.telemetry.sample import GpuSample, Reading
 
 STALE_AFTER_INTERVALS = 5
 STALE_MIN_S = 30.0

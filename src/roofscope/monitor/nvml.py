@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from roofscope.monitor.sample import GPM_KEYS, GpuSample, ProcessInfo, Reading
 from roofscope.monitor.source import MonitorUnavailable
+from roofscope.telemetry.sample import GPM_KEYS, GpuSample, ProcessInfo, Reading
 
 # nvmlDeviceGetTotalEnergyConsumption costs ~4 ms of CPU per call on an H100 (bench/nvml_calls.py),
 # 80% of a whole sample; MIG mode 0.14 ms. Read them (and the power limit) this often only.

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roofscope.errors import RoofscopeError
-from roofscope.monitor.recording import RecordingWriter
 from roofscope.monitor.source import GpuSource
+from roofscope.telemetry.recording import RecordingWriter
 
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 10.0

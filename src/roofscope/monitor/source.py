@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from roofscope.errors import RoofscopeError
-from roofscope.monitor.sample import Reading
+from roofscope.telemetry.sample import Reading
 
 
 class MonitorUnavailable(RoofscopeError):

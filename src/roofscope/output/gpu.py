@@ -12,11 +12,11 @@ from rich.table import Table
 
 from roofscope.analysis.recording import LOW_UTIL
 from roofscope.jsonout import dumps
-from roofscope.monitor.sample import GpuSample, Reading
 from roofscope.output.export import table_text
 from roofscope.present.text import console as plain_console
 from roofscope.present.text import plain, shown, shown_doc
 from roofscope.present.units import si
+from roofscope.telemetry.sample import GpuSample, Reading
 
 Column = tuple[str, Callable[[Any], str]]
 

@@ -24,9 +24,9 @@ from textual.widgets import DataTable, Static
 
 from roofscope.charts.gpu_cards import LABEL, VALUE, axis_line, render_cards
 from roofscope.errors import RoofscopeError
-from roofscope.monitor.history import SeriesHistory
-from roofscope.monitor.sample import GpuSample, ProcessInfo, Reading
 from roofscope.monitor.source import GpuSource
+from roofscope.telemetry.history import SeriesHistory
+from roofscope.telemetry.sample import GpuSample, ProcessInfo, Reading
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable

@@ -15,7 +15,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 
-from roofscope.monitor.sample import SERIES_KEYS
+from roofscope.telemetry.sample import SERIES_KEYS
 
 NAN = float("nan")
 

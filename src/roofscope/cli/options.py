@@ -69,7 +69,7 @@ def load_session(args: argparse.Namespace, files: Sequence[str]):
 
 def check_recordings(paths: Sequence[str]) -> None:
     """One-line errors for files that are missing or not recordings, before any loading."""
-    from roofscope.monitor.recording import require_recording
+    from roofscope.telemetry.recording import require_recording
 
     for path in paths:
         require_recording(Path(path))

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from roofscope.errors import RoofscopeError
-from roofscope.monitor.sample import GpuSample, ProcessInfo, Reading
+from roofscope.telemetry.sample import GpuSample, ProcessInfo, Reading
 
 MARKER = b"roofscope.recording"
 FORMAT_VERSION = b"1"

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from roofscope.cli_options import add_format
+from roofscope.cli.options import add_format
 from roofscope.errors import RoofscopeError
 from roofscope.present.units import clock
 from roofscope.profiling.catalog import MODELS

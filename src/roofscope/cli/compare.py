@@ -7,7 +7,7 @@ import argparse
 import math
 import sys
 
-from roofscope.cli_options import add_format, add_load_options, check_recordings, load_session
+from roofscope.cli.options import add_format, add_load_options, check_recordings, load_session
 from roofscope.errors import RoofscopeError
 
 

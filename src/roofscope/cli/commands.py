@@ -1,6 +1,7 @@
-"""Command line: ``open`` (the TUI), ``report``, ``diff``, ``scaling``, ``cost`` and ``mig``
-(headless), ``monitor`` and ``record`` (GPUs), ``profile``, ``runs``, ``doctor`` and
-``ceilings`` (profiling bundled models).
+"""The parser, ``open`` (the TUI), ``report``, ``monitor`` and ``record`` (GPUs), and ``main``,
+which dispatches to these and to the commands of :mod:`~roofscope.cli.compare` (``diff``,
+``scaling``, ``cost``, ``mig``) and :mod:`~roofscope.cli.profile` (``profile``, ``runs``,
+``doctor``, ``ceilings``).
 
 Errors a user can cause are printed as one line, ``roofscope: FILE: what is wrong (hint)``, with
 exit code 2. pandas and Textual are never imported here.
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roofscope import __version__
-from roofscope import cli_compare as compare_commands
-from roofscope import cli_profile as profile_commands
-from roofscope.cli_options import (
+from roofscope.cli import compare as compare_commands
+from roofscope.cli import profile as profile_commands
+from roofscope.cli.options import (
     add_format,
     add_load_options,
     axis,
@@ -345,7 +346,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

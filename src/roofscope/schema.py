@@ -1,0 +1,280 @@
+"""The cache database's tables, defined once: the writers create them from here and
+docs/schema.md mirrors them (``tests/test_schema_doc.py`` keeps the two equal).
+
+A low layer: it imports no reader, store or analysis module, so each of those can name the
+tables without importing another. Changing a table's name, a column's name, type or place is a
+change of the cache format: bump ``SCHEMA_VERSION`` with it. Derived tables and views (facts,
+groups) and temporary tables of one query stay with the code that computes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from roofscope.sqlutil import quote_ident
+from roofscope.telemetry.recording import SCHEMA as RECORDING
+
+# In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
+SCHEMA_VERSION = 7
+
+Columns = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table every cache holds, whatever its reports."""
+
+    name: str
+    columns: Columns
+    primary_key: str | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
+    def ddl(self) -> str:
+        cols = ", ".join(
+            f"{quote_ident(n)} {t}" + (" PRIMARY KEY" if n == self.primary_key else "")
+            for n, t in self.columns
+        )
+        return f"CREATE TABLE {self.name} ({cols});\n"
+
+
+@dataclass(frozen=True)
+class PerReport:
+    """A table each report ``N`` gets, ``{prefix}{N}``: ``columns`` come first; when ``more``,
+    columns that depend on the report follow (its metrics, or its export's columns)."""
+
+    prefix: str
+    columns: Columns
+    more: bool
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
+    def name(self, report_id: int) -> str:
+        return f"{self.prefix}{int(report_id)}"
+
+
+def _sql_type(name: str, arrow: pa.DataType) -> str:
+    """A recording column's type in the store (the Parquet types are the recorder's)."""
+    if name == "ts":
+        return "DOUBLE"  # seconds since the epoch, like every time in the store
+    if name == "processes":
+        return "STRUCT(pid BIGINT, name VARCHAR, mem_bytes BIGINT)[]"
+    if pa.types.is_floating(arrow):
+        return "DOUBLE"
+    if pa.types.is_integer(arrow):
+        return "INTEGER"
+    if pa.types.is_boolean(arrow):
+        return "BOOLEAN"
+    return "VARCHAR"
+
+
+# The columns of a GPU recording (telemetry/recording.py), as gpu_samples stores them.
+RECORDING_COLUMNS: Columns = tuple((f.name, _sql_type(f.name, f.type)) for f in RECORDING)
+
+META = Table("meta", (("key", "VARCHAR"), ("value", "VARCHAR")), primary_key="key")
+REPORTS = Table(
+    "reports",
+    (
+        ("report_id", "INTEGER"),
+        ("path", "VARCHAR"),
+        ("layout", "VARCHAR"),
+        ("decimal", "VARCHAR"),
+        ("gpu_name", "VARCHAR"),
+        ("cc", "VARCHAR"),
+        ("sm_count", "INTEGER"),
+        ("launches", "BIGINT"),
+        ("raw_values", "VARCHAR"),
+    ),
+)
+LAUNCHES = Table(
+    "launches",
+    (
+        ("report_id", "INTEGER"),
+        ("launch_id", "BIGINT"),
+        ("process_id", "VARCHAR"),
+        ("process_name", "VARCHAR"),
+        ("host", "VARCHAR"),
+        ("kernel", "VARCHAR"),
+        ("kernel_time", "VARCHAR"),
+        ("context", "VARCHAR"),
+        ("stream", "VARCHAR"),
+        ("block_size", "VARCHAR"),
+        ("grid_size", "VARCHAR"),
+        ("device", "VARCHAR"),
+        ("cc", "VARCHAR"),
+        ("nvtx", "VARCHAR"),
+        ("invocations", "BIGINT"),
+    ),
+)
+CATALOGUE = Table(
+    "catalogue",
+    (
+        ("report_id", "INTEGER"),
+        ("metric", "VARCHAR"),
+        ("label", "VARCHAR"),
+        ("section", "VARCHAR"),
+        ("unit", "VARCHAR"),
+        ("base_unit", "VARCHAR"),
+        ("scale", "DOUBLE"),
+        ("source", "VARCHAR"),
+        ("wanted", "BOOLEAN"),
+        ("known_unit", "BOOLEAN"),
+    ),
+)
+WARNINGS = Table("warnings", (("report_id", "INTEGER"), ("message", "VARCHAR")))
+QUERY_MEMO = Table("query_memo", (("query", "VARCHAR"), ("result", "VARCHAR")))
+SPANS = Table(
+    "spans",
+    (
+        ("report_id", "INTEGER"),
+        ("launch_id", "BIGINT"),
+        ("start_ns", "BIGINT"),
+        ("end_ns", "BIGINT"),
+        ("device", "INTEGER"),
+        ("stream", "BIGINT"),
+        ("source_row", "BIGINT"),
+    ),
+)
+MEMOPS = Table(
+    "memops",
+    (
+        ("report_id", "INTEGER"),
+        ("start_ns", "BIGINT"),
+        ("end_ns", "BIGINT"),
+        ("device", "INTEGER"),
+        ("stream", "BIGINT"),
+        ("bytes", "DOUBLE"),
+        ("kind", "VARCHAR"),
+        ("count", "BIGINT"),
+        ("time_s", "DOUBLE"),
+    ),
+)
+GPU_METRICS = Table(
+    "gpu_metrics",
+    (
+        ("report_id", "INTEGER"),
+        ("source", "VARCHAR"),
+        ("metric", "VARCHAR"),
+        ("ts_ns", "BIGINT"),
+        ("value", "DOUBLE"),
+    ),
+)
+NVTX_RANGES = Table(
+    "nvtx_ranges",
+    (
+        ("report_id", "INTEGER"),
+        ("tid", "BIGINT"),
+        ("start_ns", "BIGINT"),
+        ("end_ns", "BIGINT"),
+        ("name", "VARCHAR"),
+    ),
+)
+ISLANDS = Table(
+    "islands",
+    (
+        ("report_id", "INTEGER"),
+        ("device", "INTEGER"),
+        ("start_ns", "BIGINT"),
+        ("end_ns", "BIGINT"),
+    ),
+)
+LAUNCH_NVTX = Table(
+    "launch_nvtx",
+    (
+        ("report_id", "INTEGER"),
+        ("launch_id", "BIGINT"),
+        ("innermost", "VARCHAR"),
+        ("outermost", "VARCHAR"),
+    ),
+)
+GPUS = Table(
+    "gpus",
+    (
+        ("report_id", "INTEGER"),
+        ("device", "INTEGER"),
+        ("name", "VARCHAR"),
+        ("sm_count", "INTEGER"),
+        ("clock_hz", "DOUBLE"),
+        ("mem_bandwidth", "DOUBLE"),
+        ("l2_bytes", "DOUBLE"),
+        ("memory_bytes", "DOUBLE"),
+        ("cc", "VARCHAR"),
+    ),
+)
+# ``seq``: the sample's place in the recording as written (part by part, row by row). The
+# recorder stamps samples with the wall clock, which NTP or a wrong RTC can step back or years
+# ahead; intervals are taken in ``seq`` order, never in ``ts`` order.
+GPU_SAMPLES = Table(
+    "gpu_samples", (("report_id", "INTEGER"), *RECORDING_COLUMNS, ("seq", "BIGINT"))
+)
+
+# In the order they are created.
+TABLES: tuple[Table, ...] = (
+    META,
+    REPORTS,
+    LAUNCHES,
+    CATALOGUE,
+    WARNINGS,
+    QUERY_MEMO,
+    SPANS,
+    MEMOPS,
+    GPU_METRICS,
+    NVTX_RANGES,
+    ISLANDS,
+    LAUNCH_NVTX,
+    GPUS,
+    GPU_SAMPLES,
+)
+DDL = "".join(table.ddl() for table in TABLES)
+
+# Base SI values of the metrics roofscope computes with, one DOUBLE column per metric (raw pages
+# are scanned straight into it, so it also keeps their identification columns as text).
+VALUES_R = PerReport("values_r", (("launch_id", "BIGINT"),), more=True)
+# A raw page's every column as text (pages up to 64 MB; ``reports.raw_values = 'table'``).
+RAW_R = PerReport("raw_r", (("launch_id", "BIGINT"),), more=True)
+# A details or summary page, every row as exported.
+DET_R = PerReport(
+    "det_r",
+    (
+        ("launch_id", "BIGINT"),
+        ("section", "VARCHAR"),
+        ("metric", "VARCHAR"),
+        ("label", "VARCHAR"),
+        ("unit", "VARCHAR"),
+        ("value", "VARCHAR"),
+    ),
+    more=False,
+)
+PER_REPORT: tuple[PerReport, ...] = (VALUES_R, RAW_R, DET_R)
+
+
+def create_values(report_id: int, select: str, *, replace: bool = False) -> str:
+    """``values_r{N}`` from ``select``, whose first column is ``launch_id``."""
+    verb = "CREATE OR REPLACE TABLE" if replace else "CREATE TABLE"
+    return f"{verb} {VALUES_R.name(report_id)} AS {select}"
+
+
+def create_empty_values(report_id: int) -> str:
+    """``values_r{N}`` of a report without kernels: every kernel query stays valid (and empty)."""
+    return f"CREATE TABLE {VALUES_R.name(report_id)} (launch_id BIGINT)"
+
+
+def create_raw(report_id: int, select: str) -> str:
+    """``raw_r{N}`` from ``select``, whose first column is ``launch_id``."""
+    return f"CREATE TABLE {RAW_R.name(report_id)} AS {select}"
+
+
+def create_det(report_id: int, exprs: Mapping[str, str], source: str) -> str:
+    """``det_r{N}`` with one SQL expression per column (``exprs``, keyed by the columns of
+    :data:`DET_R`), selected ``FROM source`` — ``source`` may carry joins and a WHERE."""
+    if set(exprs) != set(DET_R.names):
+        raise ValueError(f"det_r needs exactly the columns {DET_R.names}")
+    select = ", ".join(f"{exprs[name]} AS {name}" for name in DET_R.names)
+    return f"CREATE TABLE {DET_R.name(report_id)} AS SELECT {select} FROM {source}"
