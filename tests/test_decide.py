@@ -53,7 +53,7 @@ def test_h100_bf16_batch_scaling_matches_the_reports_own_totals(capsys):
     assert doc["varying"] == ["batch"]
     session = roofscope.load(B8, B16, B32)
     try:
-        totals = [session.totals(i) for i in range(3)]
+        totals = [session.reports[i].totals() for i in range(3)]
     finally:
         session.close()
     rows = doc["rows"]

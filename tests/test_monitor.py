@@ -13,7 +13,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from roofscope.analysis.recording import summarise
-from roofscope.api import load
 from roofscope.errors import RoofscopeError
 from roofscope.monitor.follow import FollowSource
 from roofscope.monitor.history import SeriesHistory
@@ -28,6 +27,7 @@ from roofscope.monitor.recording import (
 )
 from roofscope.monitor.sample import GpuSample, Reading
 from roofscope.monitor.source import GpuSource
+from roofscope.session import load
 from tests.conftest import SAMPLES
 from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 
