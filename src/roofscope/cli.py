@@ -298,7 +298,6 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _record_summary(args: argparse.Namespace) -> int:
-    from roofscope.analysis.recording import summarise
     from roofscope.output.gpu import render_summary
     from roofscope.output.text import console as plain_console
     from roofscope.session import load
@@ -306,7 +305,7 @@ def _record_summary(args: argparse.Namespace) -> int:
     check_recordings(args.summary)
     session = load(*args.summary)
     try:
-        summaries = [g.to_dict() for g in summarise(session.con)]
+        summaries = session.recording_summaries()
     finally:
         session.close()
     sys.stdout.write(render_summary(summaries, args.format, plain_console(soft_wrap=False)))

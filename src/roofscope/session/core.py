@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from roofscope.analysis import mig
-from roofscope.analysis.recording import StoredRecordingSource
+from roofscope.analysis.recording import StoredRecordingSource, summarise
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule
 from roofscope.session import contract, decisions, frames
@@ -88,6 +88,11 @@ class Session:
         """Inputs modified (or removed) since this session loaded them (stat calls only)."""
         return changed_since_loaded(self.identity)
 
+    def recording_summaries(self) -> list[dict[str, Any]]:
+        """Per-GPU summaries of every GPU recording opened (``roofscope record --summary``)."""
+        with self.lock:
+            return [g.to_dict() for g in summarise(self.con)]
+
     def recording_source(self) -> StoredRecordingSource | None:
         """The recordings opened in this session, for the Monitor pane; None if there are none."""
         ids = [r.report_id for r in self.reports if r.is_recording]
@@ -111,15 +116,18 @@ class Session:
 
     def cost(
         self,
-        table: cost.PriceTable,
+        table: cost.PriceTable | None = None,
         run_steps: int | None = None,
         epochs: float | None = None,
         samples: int | None = None,
         settings: dict[int, scaling.Setting] | None = None,
+        measured: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """What a run of ``run_steps`` (or ``epochs`` × ``samples``) costs on each report's GPU
-        at the table's prices; GPUs without a price get no cost and a warning."""
-        return decisions.cost_doc(self, table, run_steps, epochs, samples, settings)
+        at the table's prices (None: the user's price file, else the shipped examples); GPUs
+        without a price get no cost and a warning. ``measured``: a :meth:`scaling` document
+        already at hand (a view showing both measures once)."""
+        return decisions.cost_doc(self, table, run_steps, epochs, samples, settings, measured)
 
     def gpu_keys(self) -> list[str]:
         """Spec-table keys of the reports' GPUs."""

@@ -120,14 +120,20 @@ def scaling_doc(
 
 def cost_doc(
     session: Session,
-    table: cost.PriceTable,
+    table: cost.PriceTable | None,
     run_steps: int | None,
     epochs: float | None,
     samples: int | None,
     settings: dict[int, scaling.Setting] | None,
+    measured: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """What a run costs on each report's GPU at the table's prices (docs/json.md)."""
-    doc = cost.cost_doc(scaling_doc(session, settings), table, run_steps, epochs, samples)
+    """What a run costs on each report's GPU (docs/json.md); ``measured``: a scaling
+    document already at hand, so a view that shows both measures once."""
+    if table is None:
+        table = cost.load_prices()
+    if measured is None:
+        measured = scaling_doc(session, settings)
+    doc = cost.cost_doc(measured, table, run_steps, epochs, samples)
     return {"schema_version": JSON_SCHEMA_VERSION, **doc}
 
 
