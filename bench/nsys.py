@@ -26,11 +26,11 @@ sys.path.insert(0, str(ROOT))
 ROOFSCOPE = """
 import json, resource, sys, time
 t = time.perf_counter()
-from roofscope.api import load
+from roofscope.session import load
 t0 = time.perf_counter()
 s = load(sys.argv[1])
 t_open = time.perf_counter() - t0
-rows = s.rows("group")
+rows = s.reports[0].rows("group")
 t_all = time.perf_counter() - t
 t_summary = time.perf_counter() - t0
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

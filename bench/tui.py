@@ -66,7 +66,7 @@ async def key_latencies(
     from tests.synthetic import synthetic_session
 
     session = roofscope.load(csv_path) if csv_path else synthetic_session(n)
-    groups = session.rows("group")
+    groups = session.reports[0].rows("group")
     biggest = max(groups, key=lambda r: r["launches"])
     launches = sum(r["launches"] for r in groups)
     app = RoofscopeApp([], session=session)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import duckdb
 
-from roofscope.api import Options, Session, store_default_facts
 from roofscope.schema import CATALOGUE, DDL, SCHEMA_VERSION
+from roofscope.session import Options, Session
+from roofscope.session.loading import store_default_facts
 from roofscope.sqlutil import insert_rows
 from roofscope.store import OpenedStore
 

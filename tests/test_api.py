@@ -47,7 +47,7 @@ def test_report_dict_matches_frames(in_tmp_cwd):
 
 def test_cli_start_up_does_not_import_pandas_or_textual():
     code = (
-        "import sys, roofscope.cli, roofscope.api, roofscope.output; "
+        "import sys, roofscope.cli, roofscope.session, roofscope.output; "
         "print(sorted(m for m in ('pandas', 'textual', 'torch') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
@@ -56,10 +56,10 @@ def test_cli_start_up_does_not_import_pandas_or_textual():
 
 def test_group_detail_averages_unitless_values_and_sums_counts(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
-    rows = {r.name: r for r in session.group_detail(0, "GEMM")}
+    rows = {r.name: r for r in session.reports[0].group_detail("GEMM")}
     major = rows["device__attribute_compute_capability_major"]
     assert major.value == pytest.approx(9) and major.source == "time-weighted mean"
-    launches = sum(r["launches"] for r in session.rows("group") if r["name"] == "GEMM")
+    launches = sum(r["launches"] for r in session.reports[0].rows("group") if r["name"] == "GEMM")
     assert launches > 1 and rows["time_s"].source  # derived rows still present
 
 
@@ -86,15 +86,16 @@ def test_a_closed_pager_leaves_no_temp_table_and_reads_as_empty(in_tmp_cwd):
 
     session = roofscope.load(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
     before = _temp_tables(session)
-    pager = session.pager(0, Filter())
+    pager = session.reports[0].pager(Filter())
     assert _temp_tables(session) == before + 1
     for sort in ("time_s", "flop_per_s", "ai_dram", "kernel"):
         for regex in (None, "conv", "gemm|elementwise"):
             for descending in (True, False):
-                session.close_pager(pager)
-                pager = session.pager(0, Filter(regex), sort, descending)
+                session.reports[0].close_pager(pager)
+                pager = session.reports[0].pager(Filter(regex), sort, descending)
     assert _temp_tables(session) == before + 1
-    session.close_pager(pager)
-    session.close_pager(pager)  # twice is harmless
+    session.reports[0].close_pager(pager)
+    session.reports[0].close_pager(pager)  # twice is harmless
     assert _temp_tables(session) == before
-    assert session.page(pager, 0, 10) == []  # a view may ask once more for what it replaced
+    # a view may ask once more for what it replaced
+    assert session.reports[0].page(pager, 0, 10) == []

@@ -171,8 +171,8 @@ def test_h100_resnet18_fp32_against_bf16():
     session = roofscope.load(RESNET_FP32, RESNET_BF16)
     try:
         diff = session.diff(0, 1, "group")
-        t0, t1 = session.totals(0)["time_s"], session.totals(1)["time_s"]
-        own = [{r["name"]: r for r in session.rows("group", i)} for i in (0, 1)]
+        t0, t1 = session.reports[0].totals()["time_s"], session.reports[1].totals()["time_s"]
+        own = [{r["name"]: r for r in session.reports[i].rows("group")} for i in (0, 1)]
     finally:
         session.close()
     assert diff.total["delta_time_s"] == pytest.approx(t1 - t0)
@@ -196,11 +196,11 @@ def test_h100_mobilenet_against_resnet18_conserves_time():
     try:
         for by in ("group", "kernel", "launch"):
             diff = session.diff(0, 1, by)
-            total = session.totals(1)["time_s"] - session.totals(0)["time_s"]
+            total = session.reports[1].totals()["time_s"] - session.reports[0].totals()["time_s"]
             assert sum(r.delta_time_s for r in diff.rows) == pytest.approx(total)
             matched = len(diff.kernels.pairs)
-            assert matched + len(diff.kernels.vanished) == session.totals(0)["kernels"]
-            assert matched + len(diff.kernels.new) == session.totals(1)["kernels"]
+            assert matched + len(diff.kernels.vanished) == session.reports[0].totals()["kernels"]
+            assert matched + len(diff.kernels.new) == session.reports[1].totals()["kernels"]
     finally:
         session.close()
 

@@ -53,7 +53,7 @@ def test_h100_bf16_batch_scaling_matches_the_reports_own_totals(capsys):
     assert doc["varying"] == ["batch"]
     session = roofscope.load(B8, B16, B32)
     try:
-        totals = [session.totals(i) for i in range(3)]
+        totals = [session.reports[i].totals() for i in range(3)]
     finally:
         session.close()
     rows = doc["rows"]
@@ -232,3 +232,17 @@ def test_mig_from_the_h100_recording(capsys):
     assert any(f"busy {g['util_gpu']:.0%}" in r for r in advice["reasoning"])
     assert main(["mig", RECORDING]) == 0
     assert "→ 7g.80gb (ID 0)" in capsys.readouterr().out
+
+
+def test_session_cost_and_recording_summaries_are_what_the_front_ends_read():
+    """The Compare pane's cost (scaling measured once, default prices) and ``record --summary``
+    (every recording) come from the session, equal to what it gives piece by piece."""
+    session = roofscope.load(B8, B16, RECORDING)
+    try:
+        measured = session.scaling()
+        shared = session.cost(epochs=1, samples=1_000_000, measured=measured)
+        assert shared == session.cost(load_prices(), epochs=1, samples=1_000_000)
+        per_report = [g for r in session.reports for g in r.recording_summary()]
+        assert session.recording_summaries() == per_report and len(per_report) == 1
+    finally:
+        session.close()

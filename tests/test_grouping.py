@@ -80,7 +80,7 @@ def test_project_rules_come_first(tmp_path, in_tmp_cwd):
     rules = default_rules()
     assert rules[0] == Rule("splitKreduce", "split-K epilogue", str(in_tmp_cwd / "roofscope.toml"))
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv")
-    names = {g["name"] for g in session.rows("group")}
+    names = {g["name"] for g in session.reports[0].rows("group")}
     assert "split-K epilogue" in names
 
 
@@ -113,8 +113,8 @@ def test_save_rule_round_trip(in_tmp_cwd):
 
 def test_regrouping_a_session_live(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv")
-    before = {g["name"]: g["time_s"] for g in session.rows("group")}
+    before = {g["name"]: g["time_s"] for g in session.reports[0].rows("group")}
     session.set_rules([Rule(".", "everything")])
-    (only,) = session.rows("group")
+    (only,) = session.reports[0].rows("group")
     assert only["name"] == "everything"
     assert only["time_s"] == pytest.approx(sum(before.values()))

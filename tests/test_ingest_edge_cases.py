@@ -31,7 +31,7 @@ def test_noise_before_inside_and_after_the_table(tmp_path, in_tmp_cwd):
     lines = text.splitlines(keepends=True)
     lines.insert(4, "==WARNING== Some metrics were not collected\n")
     session = roofscope.load(write(tmp_path / "noisy.csv", "".join(lines)), use_cache=False)
-    totals = session.totals()
+    totals = session.reports[0].totals()
     assert totals["launches"] == 4
     assert totals["time_s"] == pytest.approx((1.5 + 2.5 + 3.5 + 4.5) * 1e-6)
     assert totals["bytes"]["dram"] == pytest.approx(4 * 1234.5e6)
@@ -42,7 +42,7 @@ def test_truncated_last_row_is_skipped_with_a_warning(tmp_path, in_tmp_cwd):
     text = raw_page(_launches(5), UNITS)
     cut = text[: text.rindex('"1,234.5"') + 4]  # stop inside the last row's last value
     session = roofscope.load(write(tmp_path / "cut.csv", cut), use_cache=False)
-    assert session.totals()["launches"] == 4
+    assert session.reports[0].totals()["launches"] == 4
     assert any("truncated" in w for w in session.warnings)
 
 
@@ -59,7 +59,7 @@ def test_european_locale_numbers(tmp_path, in_tmp_cwd):
         ]
     )
     session = roofscope.load(write(tmp_path / "eu.csv", page), use_cache=False)
-    totals = session.totals()
+    totals = session.reports[0].totals()
     assert totals["time_s"] == pytest.approx(27_595_520e-9)
     assert totals["bytes"]["dram"] == pytest.approx(65.77)
 
@@ -91,7 +91,7 @@ def test_unknown_unit_on_an_unused_metric_is_a_warning(tmp_path, in_tmp_cwd):
         raw_page(launches, {"gpu__time_duration.sum": "ns", "my__odd_metric.sum": "parsecs"}),
     )
     session = roofscope.load(path, use_cache=False)
-    assert session.totals()["time_s"] == pytest.approx(5e-9)
+    assert session.reports[0].totals()["time_s"] == pytest.approx(5e-9)
     assert any("unknown units" in w and "parsecs" in w for w in session.warnings)
 
 
@@ -100,11 +100,13 @@ def test_per_kernel_summary_page_totals(in_tmp_cwd):
     summary = roofscope.load(
         shared("generated", "ncu_2025.3.1_h100", "app_metrics_summary_per_kernel.csv")
     )
-    assert summary.totals()["launches"] == raw.totals()["launches"] == 6
+    assert summary.reports[0].totals()["launches"] == raw.reports[0].totals()["launches"] == 6
     # Invocations × Average reproduces the per-launch sums (2-decimal rounding aside)
-    assert summary.totals()["time_s"] == pytest.approx(raw.totals()["time_s"], rel=1e-3)
-    assert summary.totals()["flops"]["fp32"] == pytest.approx(
-        raw.totals()["flops"]["fp32"], rel=1e-3
+    assert summary.reports[0].totals()["time_s"] == pytest.approx(
+        raw.reports[0].totals()["time_s"], rel=1e-3
+    )
+    assert summary.reports[0].totals()["flops"]["fp32"] == pytest.approx(
+        raw.reports[0].totals()["flops"]["fp32"], rel=1e-3
     )
     assert any("per-kernel summary" in w for w in summary.warnings)
 
@@ -114,8 +116,10 @@ def test_details_labels_map_to_metric_names(in_tmp_cwd):
     by_name = roofscope.load(
         shared("generated", "ncu_2025.3.1_h100", "app_full_details_metricname.csv")
     )
-    assert by_label.totals()["time_s"] == pytest.approx(by_name.totals()["time_s"])
-    assert by_label.totals()["time_s"] > 0
+    assert by_label.reports[0].totals()["time_s"] == pytest.approx(
+        by_name.reports[0].totals()["time_s"]
+    )
+    assert by_label.reports[0].totals()["time_s"] > 0
     frame = by_label.launches()
     assert frame["util_dram"].notna().all()
 
@@ -130,7 +134,7 @@ def test_kernel_names_with_commas_and_quotes(tmp_path, in_tmp_cwd):
         use_cache=False,
     )
     assert session.launches()["kernel"].tolist() == [name]
-    assert session.rows("group")[0]["name"] == "f"
+    assert session.reports[0].rows("group")[0]["name"] == "f"
 
 
 def test_name_that_defeats_the_fast_split_falls_back(tmp_path, in_tmp_cwd):
@@ -146,7 +150,7 @@ def test_name_that_defeats_the_fast_split_falls_back(tmp_path, in_tmp_cwd):
         use_cache=False,
     )
     assert session.launches()["kernel"].tolist() == [name]
-    assert session.totals()["time_s"] == pytest.approx(7e-9)
+    assert session.reports[0].totals()["time_s"] == pytest.approx(7e-9)
 
 
 def test_fast_split_and_csv_reader_agree_on_the_resnet_sample(in_tmp_cwd, monkeypatch):
@@ -168,7 +172,7 @@ def test_truncated_gzip_keeps_the_complete_rows(tmp_path, in_tmp_cwd):
     path = tmp_path / "cut.csv.gz"
     path.write_bytes(data[: len(data) - 40])  # lose the gzip trailer and some of the data
     session = roofscope.load(path, use_cache=False)
-    launches = session.totals()["launches"]
+    launches = session.reports[0].totals()["launches"]
     assert 0 < launches < 50
     assert any("truncated" in w for w in session.warnings)
 
@@ -181,4 +185,4 @@ def test_a_row_the_fast_split_misreads_is_not_lost(tmp_path, in_tmp_cwd):
     lines[3] = lines[3].replace('","', '", "', 2)  # launch 1
     session = roofscope.load(write(tmp_path / "s.csv", "".join(lines)), use_cache=False)
     assert session.launches()["kernel"].tolist() == [f"k{i}(float *, int)" for i in range(4)]
-    assert session.totals()["time_s"] == pytest.approx(10e-9)
+    assert session.reports[0].totals()["time_s"] == pytest.approx(10e-9)

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from roofscope.api import load
 from roofscope.hardware.measured import gpu_file_key, load_measured, measured_dir, save_measured
 from roofscope.hardware.specs import match_device_name
+from roofscope.session import load
 from tests.conftest import SAMPLES
 
 MEASURED = {

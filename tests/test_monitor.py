@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from roofscope.analysis.recording import summarise
-from roofscope.api import load
 from roofscope.errors import RoofscopeError
 from roofscope.monitor.follow import FollowSource
 from roofscope.monitor.recorder import record
 from roofscope.monitor.source import GpuSource
+from roofscope.session import load
 from roofscope.telemetry.history import SeriesHistory
 from roofscope.telemetry.recording import (
     RecordingWriter,

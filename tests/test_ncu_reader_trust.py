@@ -45,7 +45,7 @@ def _summary_page(n: int) -> str:
 
 
 def _totals(path: Path) -> tuple[int, float]:
-    t = roofscope.load(path, use_cache=False).totals()
+    t = roofscope.load(path, use_cache=False).reports[0].totals()
     return t["launches"], t["time_s"]
 
 
@@ -92,7 +92,7 @@ def test_cut_last_row_without_a_line_break_is_still_skipped(tmp_path, in_tmp_cwd
     path = tmp_path / "cut.csv"
     path.write_text(text[: text.rindex('"2.5"') + 3])
     session = roofscope.load(path, use_cache=False)
-    assert session.totals()["launches"] == 2
+    assert session.reports[0].totals()["launches"] == 2
     assert any("truncated" in w for w in session.warnings)
 
 
@@ -119,7 +119,7 @@ def test_raw_page_without_units_row_reads_ncu_base_units(tmp_path, in_tmp_cwd):
     path = tmp_path / "nounits.csv"
     path.write_text(_without_units_row(page))
     session = roofscope.load(path, use_cache=False)
-    assert session.totals()["time_s"] == pytest.approx(1.5e-6)
+    assert session.reports[0].totals()["time_s"] == pytest.approx(1.5e-6)
     assert any("no units row" in w for w in session.warnings)
 
 
@@ -147,12 +147,12 @@ def test_a_metric_written_twice_with_different_values_is_flagged(tmp_path, in_tm
     same = tmp_path / "same.csv"
     same.write_text(_dup_page(("2000", "2")))
     session = roofscope.load(same, use_cache=False)
-    assert session.totals()["time_s"] == pytest.approx(3e-3)
+    assert session.reports[0].totals()["time_s"] == pytest.approx(3e-3)
     assert not any("appears more than once" in w for w in session.warnings)
     differ = tmp_path / "differ.csv"
     differ.write_text(_dup_page(("2000", "3")))
     session = roofscope.load(differ, use_cache=False)
-    assert session.totals()["time_s"] == pytest.approx(1e-3)
+    assert session.reports[0].totals()["time_s"] == pytest.approx(1e-3)
     warning = next(w for w in session.warnings if "appears more than once" in w)
     assert "gpu__time_duration.sum" in warning and "launch 1" in warning
 
@@ -172,8 +172,9 @@ def test_a_details_metric_listed_twice_with_different_values_is_flagged(tmp_path
     path = tmp_path / "twice.csv"
     path.write_text(lines[0] + lines[1] + agree + lines[2] + differ)
     session = roofscope.load(path, use_cache=False)
-    assert session.totals()["launches"] == 2
-    assert session.totals()["time_s"] == pytest.approx(1e-6)  # launch 1 left out, not 2 or 5 µs
+    assert session.reports[0].totals()["launches"] == 2
+    # launch 1 left out, not 2 or 5 µs
+    assert session.reports[0].totals()["time_s"] == pytest.approx(1e-6)
     warning = next(w for w in session.warnings if "listed twice" in w)
     assert "launch 1" in warning and "gpu__time_duration.sum" in warning
 
@@ -288,7 +289,7 @@ def test_symlink_loop_is_named(tmp_path, in_tmp_cwd):
 
 def _warnings(path: Path) -> tuple[float, list[str]]:
     session = roofscope.load(path, use_cache=False)
-    return session.totals()["time_s"], session.warnings
+    return session.reports[0].totals()["time_s"], session.warnings
 
 
 @pytest.mark.parametrize("cut", [False, True])

@@ -85,8 +85,8 @@ def test_a_report_replaced_while_open_is_flagged_and_reloads(report, monkeypatch
     assert session.changed_on_disk() == [str(report.resolve())]
     after = raw_rows_for_launch(session.con, 0, 0)
     assert len(after) == 1 and "changed since it was opened" in after[0].source
-    assert session.totals()["launches"] == 459  # still the version loaded, consistently
-    assert roofscope.load(report).totals()["launches"] == 361
+    assert session.reports[0].totals()["launches"] == 459  # still the version loaded, consistently
+    assert roofscope.load(report).reports[0].totals()["launches"] == 361
 
 
 async def test_tui_says_when_the_report_changed_and_ctrl_r_reloads(report, monkeypatch):
@@ -94,7 +94,7 @@ async def test_tui_says_when_the_report_changed_and_ctrl_r_reloads(report, monke
     app = RoofscopeApp([str(report)])
     async with app.run_test(size=(120, 36)) as pilot:
         await opened(app, pilot)
-        assert app.session.totals()["launches"] == 459
+        assert app.session.reports[0].totals()["launches"] == 459
         app._watchdog()
         assert not app._notifications
         shutil.copy(RESNET, report)
@@ -105,7 +105,7 @@ async def test_tui_says_when_the_report_changed_and_ctrl_r_reloads(report, monke
         await pilot.press("ctrl+r")
         await opened(app, pilot)
         await settle(app, pilot)
-        assert app.session.totals()["launches"] == 361
+        assert app.session.reports[0].totals()["launches"] == 361
 
 
 def test_a_report_changing_during_the_build_is_not_cached(report, _isolated_cache):
@@ -148,14 +148,14 @@ def test_truncated_or_foreign_cache_files_are_rebuilt(report, _isolated_cache, d
     blob = cache.read_bytes()[: len(cache.read_bytes()) // 2] if damage == "half" else damage
     cache.write_bytes(blob)
     session = roofscope.load(report)
-    assert not session.store.from_cache and session.totals()["launches"] == 459
+    assert not session.store.from_cache and session.reports[0].totals()["launches"] == 459
 
 
 def test_read_only_cache_directory_works_in_memory_and_says_so(report, monkeypatch):
     # /proc refuses new files even to root, where chmod would not (CI may run as root).
     monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", "/proc/1")
     session = roofscope.load(report)
-    assert session.store.path is None and session.totals()["launches"] == 459
+    assert session.store.path is None and session.reports[0].totals()["launches"] == 459
     (note,) = [w for w in session.warnings if "no cache written" in w]
     assert "/proc/1" in note and "ROOFSCOPE_CACHE_DIR" in note
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from roofscope.api import load
 from roofscope.cli import main
+from roofscope.session import load
 from tests.conftest import SHARED, shared
 
 GEN = "generated/nsys_2025.3.1_from_ayush-os_a100"
@@ -50,10 +50,10 @@ def test_sqlite_of_every_era_matches_independent_sql(name: str) -> None:
     report = session.reports[0]
     assert report.layout == "nsys-sqlite"
     launches, total_ns, _distinct = truth["kernels"]  # type: ignore[misc]
-    totals = session.totals(0)
+    totals = session.reports[0].totals()
     assert totals["launches"] == launches
     assert totals["time_s"] == pytest.approx(total_ns / 1e9, rel=1e-9)
-    by_kernel = {r["name"]: r["time_s"] for r in session.rows("kernel")}
+    by_kernel = {r["name"]: r["time_s"] for r in session.reports[0].rows("kernel")}
     assert by_kernel == pytest.approx({k: v / 1e9 for k, v in truth["per_name"].items()})
     count, size = truth["memcpy"]  # type: ignore[misc]
     memops = session.con.execute(
@@ -61,7 +61,7 @@ def test_sqlite_of_every_era_matches_independent_sql(name: str) -> None:
     ).fetchall()[0]
     assert memops[0] == count and (memops[1] or 0) == (size or 0)
     assert report.gpu_name and report.sm_count
-    assert session.rows("group")  # grouping rules apply to nsys kernels too
+    assert session.reports[0].rows("group")  # grouping rules apply to nsys kernels too
 
 
 def test_2020_gpu_info_and_two_devices() -> None:
@@ -91,7 +91,7 @@ def test_nvtx_attribution_matches_the_ranges() -> None:
     session = load(
         shared(*f"{GEN}/ayush_vector_add_profile_v3.sqlite".split("/")), axis="nvtx-inner"
     )
-    assert {r["name"]: r["launches"] for r in session.rows("group")} == {
+    assert {r["name"]: r["launches"] for r in session.reports[0].rows("group")} == {
         "Profile_Loop": 1000,
         "Warmup": 10,
     }
@@ -99,8 +99,8 @@ def test_nvtx_attribution_matches_the_ranges() -> None:
 
 def test_nvtx_innermost_and_outermost_differ_on_nested_ranges() -> None:
     path = shared("public", "LeiWang1999__memfusion_artifact__report1.sqlite")
-    inner = load(path, axis="nvtx-inner").rows("group")
-    outer = load(path, axis="nvtx-outer").rows("group")
+    inner = load(path, axis="nvtx-inner").reports[0].rows("group")
+    outer = load(path, axis="nvtx-outer").reports[0].rows("group")
     assert [r["name"] for r in outer] == ["ExecutionContext::execute"]
     assert len(inner) > 20 and "/fc/Gemm" in {r["name"] for r in inner}
     assert sum(r["launches"] for r in inner) == sum(r["launches"] for r in outer) == 36
@@ -112,7 +112,7 @@ def test_parquetdir_equals_independent_duckdb() -> None:
     count, total = duckdb.sql(f'SELECT count(*), sum("end" - start) FROM {k}').fetchall()[0]
     session = load(folder)
     assert session.reports[0].layout == "nsys-parquetdir"
-    totals = session.totals(0)
+    totals = session.reports[0].totals()
     assert (totals["launches"], totals["time_s"]) == (count, pytest.approx(total / 1e9))
     assert session.reports[0].gpu_name == "NVIDIA A100 80GB PCIe"
 
@@ -139,9 +139,9 @@ def test_kern_sum_files(name: str) -> None:
     unit = 1e-6 if "(us)" in ",".join(rows[0]) else 1e-9
     time_col = next(c for c in rows[0] if c.startswith("Total Time"))
     session = load(path)
-    got = session.rows("group")
+    got = session.reports[0].rows("group")
     assert sum(r["launches"] for r in got) == sum(int(r["Instances"]) for r in rows)
-    assert session.totals(0)["time_s"] == pytest.approx(
+    assert session.reports[0].totals()["time_s"] == pytest.approx(
         sum(float(r[time_col]) for r in rows) * unit, rel=1e-4
     )
     one = got[0]
@@ -154,11 +154,11 @@ def test_public_kern_sum_with_million_instances() -> None:
     path = shared("public", "CodeGandee__llm-perf-opt__summary_cuda_gpu_kern_sum.csv")
     rows = _stats_rows(path)
     session = load(path)
-    kernels = session.rows("kernel")
+    kernels = session.reports[0].rows("kernel")
     assert len(kernels) == len({r["Name"] for r in rows}) == 113
     assert sum(r["launches"] for r in kernels) == 1_695_983
     total = sum(float(r["Total Time (ns)"]) for r in rows) / 1e9
-    assert session.totals(0)["time_s"] == pytest.approx(total, rel=1e-6)
+    assert session.reports[0].totals()["time_s"] == pytest.approx(total, rel=1e-6)
 
 
 def test_gpu_trace_csv_is_a_timeline_in_any_time_unit() -> None:
@@ -171,17 +171,19 @@ def test_gpu_trace_csv_is_a_timeline_in_any_time_unit() -> None:
         "SELECT kind, count(*), sum(bytes) FROM memops GROUP BY kind ORDER BY kind"
     ).fetchall()
     assert memops == [("Device-to-Host", 1, 268435000.0), ("Host-to-Device", 2, 536870000.0)]
-    assert ns.has_timeline(0) and ns.reports[0].gpu_name == "NVIDIA A100 80GB PCIe"
+    assert ns.reports[0].has_timeline() and ns.reports[0].gpu_name == "NVIDIA A100 80GB PCIe"
 
 
 def test_console_capture_and_json_load_like_the_csv() -> None:
-    csv_rows = load(shared(GEN, "ayush_vector_add_N10_cuda_gpu_kern_sum.csv")).rows("kernel")
+    csv_rows = (
+        load(shared(GEN, "ayush_vector_add_N10_cuda_gpu_kern_sum.csv")).reports[0].rows("kernel")
+    )
     for name in (
         "ayush_vector_add_N10_console_csv.txt",
         "ayush_vector_add_N10_json_cuda_gpu_kern_sum.json",
         "ayush_vector_add_N10_tsv_cuda_gpu_kern_sum.tsv",
     ):
-        rows = load(shared(GEN, name)).rows("kernel")
+        rows = load(shared(GEN, name)).reports[0].rows("kernel")
         assert [(r["name"], r["launches"], r["time_s"]) for r in rows] == [
             (r["name"], r["launches"], pytest.approx(r["time_s"])) for r in csv_rows
         ]
@@ -189,10 +191,10 @@ def test_console_capture_and_json_load_like_the_csv() -> None:
 
 def test_empty_and_kernel_less_stats_files_open_with_a_clear_message(capsys) -> None:
     empty = load(shared(GEN, "ayush_vector_add_N10_nvtx_sum.csv"))
-    assert empty.totals(0)["launches"] == 0
+    assert empty.reports[0].totals()["launches"] == 0
     assert any("0-byte" in w for w in empty.warnings)
     osrt = load(shared("public", "chukonu-team__MinerU-merge__nsys_stats.csv"))
-    assert osrt.totals(0)["launches"] == 0
+    assert osrt.reports[0].totals()["launches"] == 0
     assert any("no kernel table" in w and "API/OS-runtime" in w for w in osrt.warnings)
 
 
@@ -227,7 +229,9 @@ def test_nsys_rep_goes_through_nsys_export(tmp_path, monkeypatch) -> None:
     report = tmp_path / "run.nsys-rep"
     report.write_bytes(b"binary")
     session = load(report)
-    assert session.reports[0].layout == "nsys-rep" and session.totals(0)["launches"] == 1010
+    assert (
+        session.reports[0].layout == "nsys-rep" and session.reports[0].totals()["launches"] == 1010
+    )
 
 
 def test_sqlite_that_is_not_nsys_is_refused(tmp_path, capsys) -> None:
@@ -251,7 +255,7 @@ def test_report_without_kernel_table_opens_with_a_message(tmp_path) -> None:
     con.commit()
     con.close()
     session = load(path)
-    assert session.totals(0)["launches"] == 0
+    assert session.reports[0].totals()["launches"] == 0
     assert any("no CUDA kernels" in w for w in session.warnings)
 
 

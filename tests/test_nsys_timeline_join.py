@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from roofscope.analysis.timeline import Window
-from roofscope.api import load
 from roofscope.cli import main
+from roofscope.session import load
 from roofscope.tui.app import RoofscopeApp
 from roofscope.tui.panes.kernels import KernelsPane
 from roofscope.tui.panes.timeline import TimelinePane
@@ -44,7 +44,7 @@ def nsys_path(tmp_path):
 
 def test_timeline_numbers_against_hand_computation(nsys_path) -> None:
     session = load(nsys_path)
-    t = session.timeline(0, buckets=11)
+    t = session.reports[0].timeline(buckets=11)
     assert t is not None
     assert t.window == Window(0, 110 * US)
     assert t.launches == 4
@@ -66,17 +66,17 @@ def test_timeline_numbers_against_hand_computation(nsys_path) -> None:
 
 def test_zoomed_window_and_kernels_filter(nsys_path) -> None:
     session = load(nsys_path)
-    t = session.timeline(0, Window(85 * US, 110 * US), buckets=5)
+    t = session.reports[0].timeline(Window(85 * US, 110 * US), buckets=5)
     assert t.launches == 2 and t.busy_s == pytest.approx(15e-6) and t.gaps == 1
     from roofscope.analysis.browse import Filter
 
-    rows = session.rows("group", 0, Filter(window=(0, 85 * US, 110 * US)))
+    rows = session.reports[0].rows("group", Filter(window=(0, 85 * US, 110 * US)))
     assert [(r["name"], r["launches"]) for r in rows] == [("element-wise", 2)]
 
 
 def test_nvtx_innermost_and_outermost(nsys_path) -> None:
-    inner = {r["name"]: r["launches"] for r in load(nsys_path, axis="nvtx-inner").rows()}
-    outer = {r["name"]: r["launches"] for r in load(nsys_path, axis="nvtx-outer").rows()}
+    inner = {r["name"]: r["launches"] for r in load(nsys_path, axis="nvtx-inner").reports[0].rows()}
+    outer = {r["name"]: r["launches"] for r in load(nsys_path, axis="nvtx-outer").reports[0].rows()}
     assert inner == {"fwd": 2, "step": 2}
     assert outer == {"step": 4}
 
@@ -115,8 +115,8 @@ def _ncu(tmp_path):
 
 def test_nsys_and_ncu_join_by_name_and_launch_order(tmp_path, nsys_path) -> None:
     session = load(_ncu(tmp_path), nsys_path)
-    assert session.partner == {0: 1}
-    groups = {r["name"]: r for r in session.rows("group", 0)}
+    assert session.reports[0].partner is session.reports[1] and session.reports[1].partner is None
+    groups = {r["name"]: r for r in session.reports[0].rows("group")}
     gemm, add = groups["GEMM"]["nsys"], groups["element-wise"]["nsys"]
     # real time on the timeline, share of all real kernel time (95 µs)
     assert gemm["time_s"] == pytest.approx(80e-6) and add["time_s"] == pytest.approx(15e-6)
@@ -126,7 +126,7 @@ def test_nsys_and_ncu_join_by_name_and_launch_order(tmp_path, nsys_path) -> None
     assert gemm["flop_per_s"] == pytest.approx(8e6 / 80e-6)
     # ncu's own (replayed) time stays beside it
     assert groups["GEMM"]["time_s"] == pytest.approx(160e-6)
-    cover = session.nsys_join(0)
+    cover = session.reports[0].nsys_join()
     assert cover["coverage"] == pytest.approx(1.0) and cover["paired_launches"] == 4
     assert "locked clocks" in cover["note"]
 
@@ -149,7 +149,7 @@ def test_join_falls_back_to_base_names(tmp_path) -> None:
         ),
     )
     session = load(ncu, nsys)
-    assert session.nsys_join(0)["paired_launches"] == 1
+    assert session.reports[0].nsys_join()["paired_launches"] == 1
 
 
 async def _wait(pilot, predicate, tries: int = 100) -> None:

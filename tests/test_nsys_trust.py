@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from roofscope.api import load
 from roofscope.errors import RoofscopeError
+from roofscope.session import load
 from roofscope.store import cache_key, input_identity
 from tests.conftest import SHARED, shared
 from tests.nsys_builder import Export, Kernel
@@ -63,7 +63,7 @@ def _immutable(path: Path) -> int:
 
 def _loaded(path: Path) -> tuple[int, int]:
     session = load(path)
-    totals = session.totals(0)
+    totals = session.reports[0].totals()
     return totals["launches"], round(totals["time_s"] * 1e9)
 
 
@@ -247,7 +247,7 @@ def test_duplicate_identical_string_ids_do_not_multiply_kernels(tmp_path: Path) 
     _strings_without_key(path, (sid, text), (sid, text))
     truth = _truth(path)
     assert _loaded(path) == truth
-    assert {r["name"] for r in load(path).rows("kernel")} == {"kern_0", "kern_1"}
+    assert {r["name"] for r in load(path).reports[0].rows("kernel")} == {"kern_0", "kern_1"}
 
 
 def test_duplicate_string_ids_disagreeing_on_a_kernel_name_refuse(tmp_path: Path) -> None:
@@ -269,7 +269,7 @@ def test_duplicate_string_ids_elsewhere_warn_and_keep_counts(tmp_path: Path) -> 
     con.close()
     _strings_without_key(path, (900, "step"), (900, "other"))
     session = load(path)
-    assert session.totals(0)["launches"] == 1
+    assert session.reports[0].totals()["launches"] == 1
     ranges = session.con.execute("SELECT name FROM nvtx_ranges").fetchall()
     assert ranges == [("step",)]
     assert any("more than once with different text" in w for w in session.warnings)
@@ -321,7 +321,7 @@ UNITS = [("ns", 1e-9), ("us", 1e-6), ("\u03bcs", 1e-6), ("\u00b5s", 1e-6), ("ms"
 def test_known_stats_time_units(tmp_path: Path, unit: str, seconds: float) -> None:
     path = tmp_path / "r_cuda_gpu_kern_sum.csv"
     path.write_text(STATS.format(u=unit), encoding="utf-8")
-    assert load(path).totals(0)["time_s"] == pytest.approx(4.0 * seconds)
+    assert load(path).reports[0].totals()["time_s"] == pytest.approx(4.0 * seconds)
 
 
 @pytest.mark.parametrize("unit", ["min", "h", "cycles", "ks"])
@@ -339,7 +339,7 @@ def test_stats_csv_with_byte_order_mark(tmp_path: Path) -> None:
     name need not say what it is)."""
     path = tmp_path / "kernels.csv"
     path.write_bytes(b"\xef\xbb\xbf" + STATS.format(u="ns").encode())
-    totals = load(path).totals(0)
+    totals = load(path).reports[0].totals()
     assert (totals["launches"], totals["time_s"]) == (4, pytest.approx(4e-9))
 
 
@@ -355,7 +355,7 @@ def test_stats_csv_gzipped_and_columns_moved(tmp_path: Path) -> None:
     zipped = tmp_path / "kernels.csv.gz"
     zipped.write_bytes(gzip.compress(STATS.format(u="us").encode()))
     for path in (moved, zipped):
-        totals = load(path).totals(0)
+        totals = load(path).reports[0].totals()
         assert (totals["launches"], totals["time_s"]) == (4, pytest.approx(4e-6)), path
 
 
@@ -368,7 +368,7 @@ def test_stats_truncated_gzip_keeps_complete_rows_and_says_so(tmp_path: Path) ->
     cut = tmp_path / "cut_cuda_gpu_kern_sum.csv.gz"
     cut.write_bytes(data[: len(data) - 12])  # the trailer and the end of the last row's block
     session = load(cut)
-    assert session.totals(0)["launches"] <= load(whole).totals(0)["launches"]
+    assert session.reports[0].totals()["launches"] <= load(whole).reports[0].totals()["launches"]
     assert any("truncated" in w for w in session.report_dict()["warnings"])
 
 
@@ -393,13 +393,13 @@ def test_events_view_sample_matches_stdlib_csv() -> None:
     total = sum(_ns(r["Duration"]) for r in rows)
     session = load(path)
     assert session.reports[0].layout == "nsys-events"
-    totals = session.totals(0)
+    totals = session.reports[0].totals()
     assert totals["launches"] == len(rows)
     assert round(totals["time_s"] * 1e9) == total
     per_name: dict[str, int] = {}
     for r in rows:
         per_name[r["Name"]] = per_name.get(r["Name"], 0) + _ns(r["Duration"])
-    got = {r["name"]: round(r["time_s"] * 1e9) for r in session.rows("kernel")}
+    got = {r["name"]: round(r["time_s"] * 1e9) for r in session.reports[0].rows("kernel")}
     assert got == per_name
     first = min(_ns(r["Start"]) for r in rows)
     start = session.con.execute("SELECT min(start_ns) FROM spans").fetchone()[0]
@@ -421,7 +421,7 @@ def test_events_view_units_memops_and_extra_columns(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     session = load(path)
-    got = {r["name"]: round(r["time_s"] * 1e9) for r in session.rows("kernel")}
+    got = {r["name"]: round(r["time_s"] * 1e9) for r in session.reports[0].rows("kernel")}
     assert got == {"kern_a": 5500, "kern_b": 1000001, "kern_c": 7}
     memops = session.con.execute(
         "SELECT kind, start_ns, end_ns FROM memops ORDER BY start_ns"
@@ -500,7 +500,7 @@ def _total_ns(rows: list[list[str]]) -> int:
 
 def _warnings(path: Path) -> tuple[dict, list[str]]:
     session = load(path)
-    return session.totals(0), session.report_dict()["warnings"]
+    return session.reports[0].totals(), session.report_dict()["warnings"]
 
 
 @pytest.mark.parametrize("bad", ["nan", "1231822285 ns", "", "1.2.3"])
@@ -551,7 +551,7 @@ def test_stats_repeated_summary_is_counted_once(tmp_path: Path) -> None:
     once = _write_rows(tmp_path / "once_cuda_gpu_kern_sum.csv", rows)
     twice = _write_rows(tmp_path / "twice_cuda_gpu_kern_sum.csv", rows + rows)
     pasted = _write_rows(tmp_path / "pasted_cuda_gpu_kern_sum.csv", [*rows, rows[3], rows[5]])
-    expected = load(once).totals(0)
+    expected = load(once).reports[0].totals()
     for path, first, count in ((twice, len(rows) + 2, len(rows) - 1), (pasted, 4, 2)):
         totals, warnings = _warnings(path)
         assert (totals["launches"], totals["time_s"]) == (

@@ -47,7 +47,7 @@ def roofscope_totals(
     (its warnings added to ``warnings`` when given)."""
     session = roofscope.load(path, use_cache=use_cache)
     try:
-        t = session.totals(0)
+        t = session.reports[0].totals()
         if warnings is not None:
             warnings += session.warnings
     finally:

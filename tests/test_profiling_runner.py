@@ -156,13 +156,13 @@ def test_runner_counts_profiles_exports_and_records_the_run(fake_ncu, tmp_path):
 
 def _phases_add_up(run: runs.Run) -> None:
     """Each phase's measured numbers sum to the report's; analytic FLOPs sit beside them."""
-    from roofscope.api import load
     from roofscope.profiling.summary import run_summary
+    from roofscope.session import load
 
     summary = run_summary(run)
     rows = {r["phase"]: r for r in summary["phases"]}
     session = load(str(run.report_path))
-    totals = session.totals()
+    totals = session.reports[0].totals()
     session.close()
     assert rows["step"]["kernels"] == totals["launches"] == 361
     assert rows["step"]["time_s"] == pytest.approx(totals["time_s"])

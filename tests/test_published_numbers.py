@@ -27,7 +27,7 @@ def test_single_kernel_of_design_section_4(tmp_path, in_tmp_cwd):
         kernel_time=True,
     )
     session = roofscope.load(write(tmp_path / "k.csv", page), use_cache=False)
-    (row,) = session.rows("launch")
+    (row,) = session.reports[0].rows("launch")
     assert row["time_s"] == pytest.approx(72_581 / 10_083_762_361)
     assert row["time_s"] == pytest.approx(7.2e-6, rel=0.01)
     assert row["flops"]["fp32"] == 32_504_064

@@ -50,10 +50,10 @@ def test_phase_flops_count_fp16_and_fp64_when_fp32_and_tensor_are_unmeasured(tmp
         ("double_k", {"gpu__time_duration.sum": "1,000", hfma: "", dfma: "10"}),
     ]
     session = roofscope.load(write(tmp_path / "p.csv", raw_page(launches, units)), use_cache=False)
-    (totals,) = session.phase_totals([["step", 0, 1]])
+    (totals,) = session.reports[0].phase_totals([["step", 0, 1]])
     assert totals["kernels"] == 2
     assert totals["flops"] == pytest.approx(4 * 100 + 2 * 10)  # ncu convention: hfma 4, dfma 2
-    group_flops = sum(r["flops_total"] for r in session.rows("launch"))
+    group_flops = sum(r["flops_total"] for r in session.reports[0].rows("launch"))
     assert totals["flops"] == pytest.approx(group_flops)  # the same rule as the report's rows
 
 

@@ -14,8 +14,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from roofscope.api import load
 from roofscope.monitor.recorder import record
+from roofscope.session import load
 from roofscope.telemetry.recording import parts
 from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 
@@ -80,7 +80,7 @@ def test_a_clock_step_neither_stretches_the_duration_nor_doubles_energy(tmp_path
     expected = [_expected_energy(out, g, 15.0) for g in (0, 1)]
     _step_clock(out, T0 + 15.0, by)
     session = load(str(out))
-    summary = session.recording_summary(0)
+    summary = session.reports[0].recording_summary()
     assert len(summary) == 2
     for g, want in zip(summary, expected, strict=True):
         assert g["samples"] == 30
@@ -104,7 +104,7 @@ def test_a_clock_step_without_the_energy_counter_integrates_power_once(tmp_path)
     power = _as_written(out).column("power_w").to_pylist()
     want = sum(p for k, p in enumerate(power) if k and k != 15)  # 1 s each, bar the step
     _step_clock(out, T0 + 15.0, -10.0)
-    (g,) = load(str(out)).recording_summary(0)
+    (g,) = load(str(out)).reports[0].recording_summary()
     assert g["energy_source"] == "power × time"
     assert g["energy_j"] == pytest.approx(want)
     assert g["duration_s"] == pytest.approx(28.0)
@@ -115,7 +115,7 @@ def test_a_pause_of_the_recorder_still_counts_in_the_duration(tmp_path):
     out = _record(tmp_path / "node01.parquet", gpus=1)
     _step_clock(out, T0 + 15.0, 3600.0)
     session = load(str(out))
-    (g,) = session.recording_summary(0)
+    (g,) = session.reports[0].recording_summary()
     assert g["duration_s"] == pytest.approx(29.0 + 3600.0)
     assert not [w for w in session.warnings if "clock" in w]
 

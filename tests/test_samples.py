@@ -66,8 +66,8 @@ def test_mobilenet_raw_totals_match_independent_sums(in_tmp_cwd):
 
 
 def test_mobilenet_auto_and_base_units_agree(in_tmp_cwd):
-    auto = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv").totals()
-    base = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw-base.csv").totals()
+    auto = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv").reports[0].totals()
+    base = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw-base.csv").reports[0].totals()
     assert auto["launches"] == base["launches"]
     assert auto["time_s"] == pytest.approx(base["time_s"], rel=1e-6)
     assert auto["flops"]["fp32"] == pytest.approx(base["flops"]["fp32"], rel=1e-6)
@@ -76,8 +76,8 @@ def test_mobilenet_auto_and_base_units_agree(in_tmp_cwd):
 
 
 def test_mobilenet_details_page_agrees_with_raw(in_tmp_cwd):
-    raw = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw-base.csv").totals()
-    det = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv").totals()
+    raw = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw-base.csv").reports[0].totals()
+    det = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv").reports[0].totals()
     assert det["launches"] == raw["launches"]
     # the details page prints 2 decimals of auto-scaled units (e.g. "20.99" us)
     assert det["time_s"] == pytest.approx(raw["time_s"], rel=1e-3)
@@ -173,8 +173,8 @@ def test_public_exports_with_known_counts(in_tmp_cwd):
     from tests.conftest import shared
 
     t4 = roofscope.load(shared("public", "cissieAB__pinn-heat-equation__Tesla-T4_1run_time.csv"))
-    assert t4.totals()["launches"] == 681
-    assert t4.totals()["kernels"] == 31
+    assert t4.reports[0].totals()["launches"] == 681
+    assert t4.reports[0].totals()["kernels"] == 31
     gpt2 = roofscope.load(
         shared(
             "public",
@@ -182,8 +182,8 @@ def test_public_exports_with_known_counts(in_tmp_cwd):
             "_nsight.csv",
         )
     )
-    assert gpt2.totals()["launches"] == 10
-    assert gpt2.totals()["kernels"] == 7
+    assert gpt2.reports[0].totals()["launches"] == 10
+    assert gpt2.reports[0].totals()["kernels"] == 7
     nvtx = roofscope.load(
         shared("public", "YKTian-x2b__AI4Materials_EvaluationTool__metrics_713_paddle_.csv")
     )
@@ -193,5 +193,6 @@ def test_public_exports_with_known_counts(in_tmp_cwd):
     failed = roofscope.load(
         shared("public", "rashwanth__RooflineAnalysis_On_NVIDIA_GPU__custom-scripts_output8.csv")
     )
-    assert failed.totals()["launches"] == 1
-    assert failed.totals()["flops"]["fp32"] in (None, 0)  # "nan" values are NULL, not numbers
+    assert failed.reports[0].totals()["launches"] == 1
+    # "nan" values are NULL, not numbers
+    assert failed.reports[0].totals()["flops"]["fp32"] in (None, 0)

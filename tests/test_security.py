@@ -111,10 +111,10 @@ def _hostile_copy(tmp_path: Path) -> Path:
 def test_report_text_is_data_never_code(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     session = roofscope.load(_hostile_copy(tmp_path))
-    assert HOSTILE in {r["name"] for r in session.rows("kernel")}
+    assert HOSTILE in {r["name"] for r in session.reports[0].rows("kernel")}
     assert session.con.execute("SELECT count(*) FROM launches").fetchone()[0] == 361
     assert not (tmp_path / "pwned").exists()
-    hits = session.rows("kernel", flt=Filter(regex=r"DROP TABLE"))
+    hits = session.reports[0].rows("kernel", flt=Filter(regex=r"DROP TABLE"))
     assert [r["name"] for r in hits] == [HOSTILE]
 
 

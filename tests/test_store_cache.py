@@ -71,7 +71,7 @@ def test_read_only_report_directory(copy):
     folder.chmod(stat.S_IRUSR | stat.S_IXUSR)
     try:
         session = roofscope.load(copy)
-        assert session.totals()["launches"] == 459
+        assert session.reports[0].totals()["launches"] == 459
         assert not list(folder.glob("*.duckdb"))
     finally:
         folder.chmod(stat.S_IRWXU)
@@ -90,7 +90,7 @@ def test_two_readers_share_one_cache(copy):
     a = roofscope.load(copy)
     b = roofscope.load(copy)
     assert b.store.from_cache
-    assert a.totals() == b.totals()
+    assert a.reports[0].totals() == b.reports[0].totals()
 
 
 def test_cache_key_depends_on_identity(copy):

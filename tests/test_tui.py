@@ -139,7 +139,7 @@ async def test_efficiency_bin_filters_kernels(in_tmp_cwd):
         assert app.query_one(ContentSwitcher).current == "kernels"
         kernels = app.query_one(KernelsPane)
         assert app.state.filter.eff_bin == 1
-        expected = app.session.histogram(0)["bins"][1]["time_s"]
+        expected = app.session.reports[0].histogram()["bins"][1]["time_s"]
         assert sum(r["time_s"] for r in kernels.rows) == pytest.approx(expected)
 
 

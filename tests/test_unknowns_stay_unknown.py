@@ -14,11 +14,11 @@ from tests.ncu_builder import details_page, raw_page, write
 
 def test_no_utilisation_and_no_ceilings_means_unknown_efficiency(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv")
-    hist = session.histogram()
+    hist = session.reports[0].histogram()
     assert hist["potential_speedup"] is None
     assert sum(b["launches"] for b in hist["bins"]) == 0
     assert hist["unknown"]["launches"] == 459
-    assert all(g["efficiency"] is None for g in session.rows("group"))
+    assert all(g["efficiency"] is None for g in session.reports[0].rows("group"))
 
 
 def test_tensor_pipe_used_but_tensor_unknown_leaves_efficiency_unknown(in_tmp_cwd):
@@ -28,7 +28,7 @@ def test_tensor_pipe_used_but_tensor_unknown_leaves_efficiency_unknown(in_tmp_cw
     assert len(used) > 0
     assert used["efficiency"].isna().all()
     assert frame[frame["tensor_inst"] == 0]["efficiency"].notna().all()
-    assert session.histogram()["unknown"]["launches"] == len(used)
+    assert session.reports[0].histogram()["unknown"]["launches"] == len(used)
 
 
 def test_partial_counters_and_nan_spellings(tmp_path, in_tmp_cwd):
@@ -85,7 +85,7 @@ def test_rates_use_the_clock_of_their_own_unit(tmp_path, in_tmp_cwd):
     }
     path = write(tmp_path / "r.csv", raw_page([("k", values)], units))
     session = roofscope.load(path, use_cache=False)
-    assert session.totals()["bytes"]["dram"] == pytest.approx(100 * 1.6e9 * 1e-6)
+    assert session.reports[0].totals()["bytes"]["dram"] == pytest.approx(100 * 1.6e9 * 1e-6)
     assert "dram__cycles_elapsed" in session.reports[0].plan.provenance["dram"]
 
 
@@ -102,7 +102,7 @@ def test_dram_read_alone_is_a_labelled_lower_bound(tmp_path, in_tmp_cwd):
         ]
     )
     session = roofscope.load(write(tmp_path / "d.csv", page), use_cache=False)
-    assert session.totals()["bytes"]["dram"] == 2_481_024
+    assert session.reports[0].totals()["bytes"]["dram"] == 2_481_024
     assert "lower bound" in session.reports[0].plan.provenance["dram"]
     assert any("lower bound" in w for w in session.warnings)
 
@@ -114,8 +114,8 @@ def test_repeated_ids_are_renumbered_not_multiplied(tmp_path, in_tmp_cwd):
     )
     twice = one + one  # `ncu … >> f.csv` twice: header, units and IDs 0, 1 again
     session = roofscope.load(write(tmp_path / "dup.csv", twice), use_cache=False)
-    assert session.totals()["launches"] == 4
-    assert session.totals()["time_s"] == pytest.approx(6e-9)
+    assert session.reports[0].totals()["launches"] == 4
+    assert session.reports[0].totals()["time_s"] == pytest.approx(6e-9)
     assert any("repeat" in w for w in session.warnings)
 
 
@@ -186,7 +186,7 @@ def test_launch_table_without_flop_counters_shows_unknown_not_zero(tmp_path, in_
         [("k", {"gpu__time_duration.sum": ("ns", "7"), "dram__bytes.sum": ("byte", "4,096")})]
     )
     session = roofscope.load(write(tmp_path / "d.csv", page), use_cache=False)
-    pager = session.pager(0, Filter())
-    (row,) = session.page(pager, 0, 10)
+    pager = session.reports[0].pager(Filter())
+    (row,) = session.reports[0].page(pager, 0, 10)
     flop_per_s, ai_dram = row[3], row[4]
     assert flop_per_s is None and ai_dram is None

@@ -66,12 +66,13 @@ def _synthetic_nsys(path: Path) -> Path:
     """An nsys export of one ResNet-18 training step: the sample's launches in order, each
     as long as ncu measured it, 2–6 µs apart, a host-to-device copy first, NVTX ranges per
     phase and an SM-active series."""
-    from roofscope.api import load
+    from roofscope.session import load
     from tests.nsys_builder import Export, Kernel
 
     session = load(str(RESNET))
     try:
-        launches = sorted(session.rows("launch", 0), key=lambda r: r["name"])  # launch order
+        # in launch order
+        launches = sorted(session.reports[0].rows("launch"), key=lambda r: r["name"])
     finally:
         session.close()
     rows = [(str(r["kernel"]), r["time_s"]) for r in launches]
@@ -105,15 +106,15 @@ def _synthetic_nsys(path: Path) -> Path:
 def _past_runs(root: Path) -> None:
     """Run records for the reports ``roofscope profile`` made; how long those runs took is
     not known here, so the records say nothing about it."""
-    from roofscope.api import load
     from roofscope.profiling import runs
     from roofscope.profiling.command import RunSpec
+    from roofscope.session import load
 
     for i, (name, model, precision, batch, mode) in enumerate(BUNDLED):
         run = runs.new_run(RunSpec(model, batch=batch, precision=precision, mode=mode), root)
         session = load(str(SAMPLES / name))
         try:
-            run.kernels = sum(r["launches"] for r in session.rows())
+            run.kernels = sum(r["launches"] for r in session.reports[0].rows())
         finally:
             session.close()
         run.status, run.started = runs.DONE, time.time() - 3600 * (len(BUNDLED) - i)

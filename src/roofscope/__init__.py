@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from roofscope.api import Session
+    from roofscope.session import Session
 
 
 def load(*paths: str, **options: object) -> Session:
-    """Load ncu exports; see :class:`roofscope.api.Session` for the frames it gives."""
-    from roofscope.api import load as _load
+    """Load ncu exports; see :class:`roofscope.session.Session` for the frames it gives."""
+    from roofscope.session import load as _load
 
     return _load(*paths, **options)  # type: ignore[arg-type]
 

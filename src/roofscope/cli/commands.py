@@ -176,7 +176,7 @@ def _add_record(sub: argparse._SubParsersAction) -> None:
 
 
 def _open(args: argparse.Namespace) -> int:
-    from roofscope.api import Options
+    from roofscope.session import Options
     from roofscope.tui.app import RoofscopeApp
 
     for path in args.files:  # fail before the screen switches, with the one-line message
@@ -299,15 +299,14 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _record_summary(args: argparse.Namespace) -> int:
-    from roofscope.analysis.recording import summarise
-    from roofscope.api import load
     from roofscope.output.gpu import render_summary
     from roofscope.present.text import console as plain_console
+    from roofscope.session import load
 
     check_recordings(args.summary)
     session = load(*args.summary)
     try:
-        summaries = [g.to_dict() for g in summarise(session.con)]
+        summaries = session.recording_summaries()
     finally:
         session.close()
     sys.stdout.write(render_summary(summaries, args.format, plain_console(soft_wrap=False)))

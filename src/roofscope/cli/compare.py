@@ -1,5 +1,5 @@
 """``diff``, ``scaling``, ``cost`` and ``mig``: comparing exports and deciding from them
-(parsers and handlers; the numbers come from :mod:`roofscope.api`)."""
+(parsers and handlers; the numbers come from :mod:`roofscope.session`)."""
 
 from __future__ import annotations
 
@@ -128,9 +128,9 @@ def per_file(args: argparse.Namespace, name: str, count: int) -> list | None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from roofscope.api import JSON_SCHEMA_VERSION
     from roofscope.output.diff import render_diff
     from roofscope.present.text import console as plain_console
+    from roofscope.session import JSON_SCHEMA_VERSION
 
     if args.top is not None and args.top < 1:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
@@ -171,9 +171,9 @@ def settings_from(args: argparse.Namespace) -> dict:
 
 
 def run_scaling(args: argparse.Namespace) -> int:
-    from roofscope.api import JSON_SCHEMA_VERSION
     from roofscope.output.scaling import render_scaling
     from roofscope.present.text import console as plain_console
+    from roofscope.session import JSON_SCHEMA_VERSION
 
     session = load_session(args, args.files)
     try:
@@ -219,11 +219,11 @@ def run_cost(args: argparse.Namespace) -> int:
 
 def run_mig(args: argparse.Namespace) -> int:
     from roofscope.analysis.mig import advise
-    from roofscope.api import JSON_SCHEMA_VERSION, load
     from roofscope.hardware.mig import profiles_for
     from roofscope.hardware.specs import find_gpu
     from roofscope.output.decide import render_mig
     from roofscope.present.text import console as plain_console
+    from roofscope.session import JSON_SCHEMA_VERSION, load
 
     if not 1 <= args.tolerance < math.inf:
         raise RoofscopeError("--tolerance is a slowdown factor ≥ 1", hint="e.g. 1.10")

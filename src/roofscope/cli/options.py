@@ -55,7 +55,7 @@ def axis(args: argparse.Namespace) -> str:
 
 
 def load_session(args: argparse.Namespace, files: Sequence[str]):
-    from roofscope.api import load
+    from roofscope.session import load
 
     return load(
         *files,

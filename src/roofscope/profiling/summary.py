@@ -12,11 +12,11 @@ from roofscope.profiling.runs import Run
 def run_summary(run: Run) -> dict[str, Any]:
     measured: list[dict[str, Any]] = []
     if run.report_path is not None and run.report_path.exists() and run.phases:
-        from roofscope.api import load
+        from roofscope.session import load
 
         session = load(str(run.report_path))
         try:
-            measured = session.phase_totals(run.phases)
+            measured = session.reports[0].phase_totals(run.phases)
         finally:
             session.close()
     analytic = run.analytic()

@@ -1,6 +1,6 @@
 """``roofscope open``: the app shell — panes on number keys, one shared selection.
 
-The app holds a :class:`roofscope.api.Session`; every query runs in a thread worker through
+The app holds a :class:`roofscope.session.Session`; every query runs in a thread worker through
 the session's lock and comes back with ``call_from_thread``, so the UI thread never waits on
 DuckDB. Panes render; nothing here computes a metric.
 """
@@ -25,9 +25,9 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from roofscope.api import Session, load
 from roofscope.errors import RoofscopeError
 from roofscope.present.text import shown
+from roofscope.session import Session, load
 from roofscope.store import damaged_error, is_damaged
 from roofscope.tui.help import help_text
 from roofscope.tui.messages import (

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from roofscope.analysis.browse import Filter
-    from roofscope.api import Report, Session
+    from roofscope.session import Report, Session
 
 
 def _no_filter() -> Filter:

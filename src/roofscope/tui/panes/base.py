@@ -19,7 +19,7 @@ from roofscope.output.export import write_table, write_text
 from roofscope.tui.state import Change, ViewState
 
 if TYPE_CHECKING:
-    from roofscope.api import Session
+    from roofscope.session import Session
 
 # (palette text, what it does, the palette's help line)
 Command = tuple[str, Callable[[], Any], str]

@@ -18,7 +18,6 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from roofscope.analysis.compare import Diff, DiffRow
-from roofscope.analysis.cost import cost_doc, load_prices
 from roofscope.charts.roofline import FAMILIES, Point, Roof, render
 from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
@@ -305,7 +304,7 @@ class ComparePane(Pane, can_focus=True):
                 parts.append(
                     scaling_out.renderable(shown_doc(measured), width, self.state.ascii_only)
                 )
-                doc = cost_doc(measured, load_prices(), epochs=1, samples=DECIDE_SAMPLES)
+                doc = session.cost(epochs=1, samples=DECIDE_SAMPLES, measured=measured)
                 parts += [
                     Text(""),
                     decide_out.cost_renderable(shown_doc(doc), width, self.state.ascii_only),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -17,6 +17,9 @@ from roofscope.tui.messages import ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
+
+if TYPE_CHECKING:
+    from roofscope.session import Report
 
 
 def value_text(row: MetricRow) -> str:
@@ -77,19 +80,18 @@ class DetailPane(Pane):
         state = self.state
         if state.launch is not None:
             title = f"launch {state.launch}"
-            self._load(state.report, launch=state.launch, group=None, title=title)
+            self._load(state.current, launch=state.launch, group=None, title=title)
         elif state.group is not None:
             title = f"group {state.group!r} (raw values: sums; rates: time-weighted)"
-            self._load(state.report, launch=None, group=state.group, title=title)
+            self._load(state.current, launch=None, group=state.group, title=title)
 
     @work(thread=True, exclusive=True, group="detail")
-    def _load(self, report: int, launch: int | None, group: str | None, title: str) -> None:
-        session = self.session
+    def _load(self, report: Report, launch: int | None, group: str | None, title: str) -> None:
         try:
             rows = (
-                session.launch_detail(report, launch)
+                report.launch_detail(launch)
                 if launch is not None
-                else session.group_detail(report, group or "")
+                else report.group_detail(group or "")
             )
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")

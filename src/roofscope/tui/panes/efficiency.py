@@ -3,7 +3,7 @@ headroom ranking ("what do I optimise first"). Enter on a bin filters Kernels to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -16,6 +16,9 @@ from roofscope.tui.messages import FilterKernels, GroupSelected, ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
+
+if TYPE_CHECKING:
+    from roofscope.session import Report
 
 
 class EfficiencyPane(Pane):
@@ -56,15 +59,12 @@ class EfficiencyPane(Pane):
             yield ranking
 
     def reload(self) -> None:
-        self._load(self.state.report)
+        self._load(self.state.current)
 
     @work(thread=True, exclusive=True, group="efficiency")
-    def _load(self, report: int) -> None:
-        session = self.session
-        data = session.histogram(report)
-        ranking = sorted(
-            session.rows("group", report), key=lambda r: r["headroom_s"] or 0.0, reverse=True
-        )
+    def _load(self, report: Report) -> None:
+        data = report.histogram()
+        ranking = sorted(report.rows("group"), key=lambda r: r["headroom_s"] or 0.0, reverse=True)
         self.app.call_from_thread(self._show, data, ranking)
 
     def _show(self, data: dict[str, Any], ranking: list[dict[str, Any]]) -> None:

@@ -12,10 +12,10 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from roofscope.analysis.browse import LAUNCH_KEYS, Filter
-from roofscope.api import AXES, Session
 from roofscope.errors import RoofscopeError
 from roofscope.present import columns as cols
 from roofscope.present import units as f
+from roofscope.session import AXES, Report, Session
 from roofscope.tui.messages import (
     AxisChanged,
     FilterKernels,
@@ -119,14 +119,14 @@ class KernelsPane(Pane):
 
     # -- loading ---------------------------------------------------------------------------
     def reload(self) -> None:
-        self._load_groups(self.state.report, self.state.filter)
+        self._load_groups(self.state.current, self.state.filter)
         if self.drilled_group is not None:
             self._open_launches(self.drilled_group)
 
     @work(thread=True, exclusive=True, group="kernels-groups")
-    def _load_groups(self, report: int, flt: Filter) -> None:
+    def _load_groups(self, report: Report, flt: Filter) -> None:
         try:
-            rows = self.session.rows("group", report, flt)
+            rows = report.rows("group", flt)
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
             return
@@ -137,7 +137,7 @@ class KernelsPane(Pane):
             return NSYS_COLUMNS
         return (
             GROUP_COLUMNS + JOINED_COLUMNS
-            if self.state.report in self.session.partner
+            if self.state.current.partner is not None
             else (GROUP_COLUMNS)
         )
 
@@ -187,7 +187,7 @@ class KernelsPane(Pane):
         axis = self.session.axis
         if axis != "rules":
             parts.append(f"groups: {axis.replace('nvtx-', 'NVTX ')}most range")
-        if self.state.report in self.session.partner:
+        if self.state.current.partner is not None:
             parts.append("nsys columns: real timeline; ncu times: replayed, locked clocks")
         parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
         if self.drilled_group is not None:
@@ -199,29 +199,28 @@ class KernelsPane(Pane):
         self.add_class("drilled")
         flt = self.state.filter
         self._load_launches(
-            self.state.report,
+            self.state.current,
             Filter(flt.regex, group, flt.eff_bin, flt.window),
             LAUNCH_COLUMNS[self.launch_sort].key,
             self.descending,
         )
 
     @work(thread=True, exclusive=True, group="kernels-launches")
-    def _load_launches(self, report: int, flt: Filter, sort: str, descending: bool) -> None:
-        session = self.session
-        pager = session.pager(report, flt, sort, descending)
+    def _load_launches(self, report: Report, flt: Filter, sort: str, descending: bool) -> None:
+        pager = report.pager(flt, sort, descending)
         if get_current_worker().is_cancelled:  # a newer sort or filter replaced this one
-            session.close_pager(pager)
+            report.close_pager(pager)
             return
 
         def fetch(start: int, size: int) -> list[tuple]:
-            return session.page(pager, start, size)
+            return report.page(pager, start, size)
 
         self.app.call_from_thread(self._show_launches, pager, fetch)
 
     @work(thread=True, group="kernels-close")
     def _close_pager(self, pager: Any) -> None:
         """Drop a replaced launch list's table off the UI thread (it waits for the session lock)."""
-        self.session.close_pager(pager)
+        self.state.current.close_pager(pager)
 
     def _show_launches(self, pager: Any, fetch: Any) -> None:
         old, self.pager = self.pager, pager
@@ -276,7 +275,7 @@ class KernelsPane(Pane):
 
     def set_axis(self, axis: str) -> None:
         """Group by name rules or by NVTX range (nsys reports with NVTX)."""
-        if axis != "rules" and not self.session.has_nvtx(self.state.report):
+        if axis != "rules" and not self.state.current.has_nvtx():
             self.app.notify(
                 "no kernels attributed to NVTX ranges in this report (nsys exports with NVTX "
                 "ranges and a CUDA API trace have them)",
@@ -347,7 +346,7 @@ class KernelsPane(Pane):
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         """What the pane shows, for export: header and formatted rows."""
         if self.drilled_group is not None and self.pager is not None:
-            rows = self.session.page(self.pager, 0, self.pager.count)
+            rows = self.state.current.page(self.pager, 0, self.pager.count)
             header = [c.title for c in LAUNCH_COLUMNS]
             return header, [
                 [c.fmt(v) for c, v in zip(LAUNCH_COLUMNS, r, strict=True)] for r in rows

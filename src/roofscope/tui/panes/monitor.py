@@ -32,7 +32,7 @@ from roofscope.tui.state import ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 
 if TYPE_CHECKING:
-    from roofscope.api import Session
+    from roofscope.session import Session
 
 INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 ZOOMS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)

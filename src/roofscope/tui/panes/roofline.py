@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -16,6 +16,9 @@ from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
 from roofscope.tui.panes.base import Command, Pane
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic
+
+if TYPE_CHECKING:
+    from roofscope.session import Report
 
 LAUNCH_POINTS = 2000  # the longest launches; a chart cell holds a few dozen anyway
 LEGEND_ROWS = 8  # at most; the chart takes the rest
@@ -52,12 +55,12 @@ class RooflinePane(Pane, can_focus=True):
             self.redraw()
 
     def reload(self) -> None:
-        self._load(self.state.report, self.by)
+        self._load(self.state.current, self.by)
 
     @work(thread=True, exclusive=True, group="roofline-rows")
-    def _load(self, report: int, by: str) -> None:
+    def _load(self, report: Report, by: str) -> None:
         limit = LAUNCH_POINTS if by == "launch" else None
-        rows = self.session.rows(by, report, limit=limit)
+        rows = report.rows(by, limit=limit)
         self.app.call_from_thread(self._loaded, rows)
 
     def _loaded(self, rows: list[dict[str, Any]]) -> None:

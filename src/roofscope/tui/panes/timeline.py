@@ -4,7 +4,7 @@ the launches that ran in it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -20,6 +20,9 @@ from roofscope.tui.messages import FilterKernels, ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic
+
+if TYPE_CHECKING:
+    from roofscope.session import Report
 
 LABEL = 26
 VALUE = 11
@@ -83,7 +86,7 @@ class TimelinePane(Pane, can_focus=True):
     def reload(self) -> None:
         self.asked_buckets = self._buckets()
         self._load(
-            self.state.report,
+            self.state.current,
             self.window,
             list(self.devices),
             self.device_index,
@@ -93,20 +96,19 @@ class TimelinePane(Pane, can_focus=True):
     @work(thread=True, exclusive=True, group="timeline")
     def _load(
         self,
-        report: int,
+        report: Report,
         window: Window | None,
         devices: list[int | None],
         device_index: int,
         buckets: int,
     ) -> None:
-        session = self.session
         if not devices:  # once per report, not on every zoom: a scan of every launch
-            if not session.has_timeline(report):
+            if not report.has_timeline():
                 self.app.call_from_thread(self._show, None, None, [])
                 return
-            devices = session.devices(report) or [None]
+            devices = report.devices() or [None]
         device = devices[min(device_index, len(devices) - 1)]
-        data = session.timeline(report, window, device, buckets)
+        data = report.timeline(window, device, buckets)
         self.app.call_from_thread(self._show, data, window, devices)
 
     def _show(self, data: Timeline | None, asked: Window | None, devices: list) -> None:

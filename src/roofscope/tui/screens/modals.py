@@ -19,7 +19,7 @@ from roofscope.tui.messages import RulesChanged
 from roofscope.tui.widgets.plain import PlainStatic
 
 if TYPE_CHECKING:
-    from roofscope.api import Session
+    from roofscope.session import Session
 
 MODAL_CSS = """
 {name} {{ align: center middle; }}

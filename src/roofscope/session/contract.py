@@ -1,0 +1,62 @@
+"""The JSON contract of ``roofscope report`` and ``Session.report_dict`` (docs/json.md).
+
+Its shape is documented and tested field by field: a change here is a change of
+``JSON_SCHEMA_VERSION``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from roofscope.session.core import Session
+    from roofscope.session.report import Report
+
+JSON_SCHEMA_VERSION = 1
+
+
+def report_dict(session: Session, by: str = "group", top: int | None = None) -> dict[str, Any]:
+    """``groups`` always, ``rows`` too when ``by`` is ``kernel`` or ``launch``; ``top`` keeps
+    the rows with the most time."""
+    out = []
+    for r in session.reports:
+        totals = r.totals()
+        entry: dict[str, Any] = {
+            "path": r.path,
+            "format": r.layout,
+            "gpu": {
+                "name": r.gpu_name,
+                "cc": r.cc,
+                "sm_count": r.sm_count,
+                "spec": r.spec.key if r.spec else None,
+            },
+            "launches": totals["launches"],
+            "kernels": totals["kernels"],
+            "time_s": totals["time_s"],
+            "flops": totals["flops"],
+            "bytes": totals["bytes"],
+            "ceilings": [c.to_dict() for c in r.ceilings],
+            "efficiency": r.histogram(),
+            "provenance": dict(r.plan.provenance),
+            "fp16_convention": session.options.fp16_convention,
+            "by": by,
+            "axis": session.axis,
+            "nsys_join": r.nsys_join(),
+            "timeline": _timeline_dict(r),
+            "recording": r.recording_summary() if r.is_recording else None,
+            "groups": r.rows("group")[:top],
+            "warnings": list(r.warnings),
+        }
+        if by != "group":
+            entry["rows"] = r.rows(by)[:top]
+        out.append(entry)
+    return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": session.warnings}
+
+
+def _timeline_dict(report: Report) -> dict[str, Any] | None:
+    """The whole run's timeline, on its one device (all devices together when several)."""
+    if not report.has_timeline():
+        return None
+    devs = report.devices()
+    t = report.timeline(device=devs[0] if len(devs) == 1 else None)
+    return t.to_dict() if t else None

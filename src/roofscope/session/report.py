@@ -1,0 +1,205 @@
+"""One open report, and every question asked of it alone.
+
+A front end holds the report it shows (``session.reports[i]``) and asks it directly: rows,
+launch lists, detail, the efficiency histogram, totals, the timeline and the nsys join. Each
+method takes the session's lock itself (the TUI's workers share one DuckDB connection), so no
+caller handles the connection or an index.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from roofscope.analysis import browse, detail, efficiency, join, model_check, summary, timeline
+from roofscope.analysis.recording import summarise
+from roofscope.errors import RoofscopeError
+from roofscope.hardware.ceilings import Ceiling
+from roofscope.hardware.specs import GpuSpec
+from roofscope.metrics import MetricPlan
+from roofscope.quantities import LEVELS, PRECISIONS, flop_per_s, flop_total, flop_total_sql
+
+
+@dataclass
+class Report:
+    """One loaded export, everything resolved about it, and its queries."""
+
+    report_id: int
+    path: str
+    layout: str
+    gpu_name: str | None
+    cc: str | None
+    sm_count: int | None
+    launches: int
+    spec: GpuSpec | None
+    plan: MetricPlan
+    _con: duckdb.DuckDBPyConnection = field(repr=False, compare=False, kw_only=True)
+    _lock: threading.RLock = field(repr=False, compare=False, kw_only=True)
+    ceilings: list[Ceiling] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    # the nsys report this ncu report's kernels are joined to (set when the views are built)
+    partner: Report | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_nsys(self) -> bool:
+        return self.layout.startswith("nsys")
+
+    @property
+    def is_recording(self) -> bool:
+        return self.layout == "gpu-recording"
+
+    # -- tables ---------------------------------------------------------------------------
+    def rows(
+        self, by: str = "group", flt: browse.Filter | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Aggregated rows; with a filter, ``time_pct`` stays a share of the whole report."""
+        if by not in summary.KEYS:
+            raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
+        where = flt.sql() if flt else "TRUE"
+        with self._lock:
+            total = self.totals()["time_s"] if flt or limit else None
+            out = summary.rows(self._con, self.report_id, by, self.ceilings, where, total, limit)
+            if by == "group" and self.partner is not None:
+                columns = join.group_columns(
+                    self._con, self.report_id, self.partner.report_id, where
+                )
+                for row in out:
+                    row["nsys"] = columns.get(row["name"])
+            return out
+
+    def pager(
+        self, flt: browse.Filter, sort: str = "time_s", descending: bool = True
+    ) -> browse.LaunchPager:
+        with self._lock:
+            return browse.LaunchPager(self._con, self.report_id, flt.sql(), sort, descending)
+
+    def page(self, pager: browse.LaunchPager, start: int, size: int) -> list[tuple]:
+        with self._lock:
+            return pager.page(start, size)
+
+    def close_pager(self, pager: browse.LaunchPager | None) -> None:
+        """Drop a pager's table (a new sort or filter replaced it); later pages of it are empty."""
+        if pager is not None:
+            with self._lock:
+                pager.close()
+
+    def launch_detail(self, launch_id: int) -> list[detail.MetricRow]:
+        where = f"launch_id = {int(launch_id)}"
+        with self._lock:
+            return [
+                *detail.derived_rows(self._con, self.report_id, where, self.plan.provenance),
+                *detail.raw_rows_for_launch(self._con, self.report_id, int(launch_id)),
+            ]
+
+    def group_detail(self, group: str) -> list[detail.MetricRow]:
+        where = detail.group_where(group)
+        with self._lock:
+            return [
+                *detail.derived_rows(self._con, self.report_id, where, self.plan.provenance),
+                *detail.raw_rows_for_group(self._con, self.report_id, where),
+            ]
+
+    # -- sums -----------------------------------------------------------------------------
+    def histogram(self) -> dict[str, Any]:
+        with self._lock:
+            bins, unknown = efficiency.histogram(self._con, self.report_id)
+        return {
+            "potential_speedup": efficiency.potential_speedup(bins),
+            "bins": [b.to_dict() for b in bins],
+            "unknown": unknown,
+        }
+
+    def totals(self) -> dict[str, Any]:
+        cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))
+        with self._lock:  # the TUI's workers share the connection (diff, scaling call this)
+            row = self._con.execute(
+                f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), "
+                f"{cols} FROM launch_facts WHERE report_id = {self.report_id}"
+            ).fetchall()[0]
+        flops = dict(zip(PRECISIONS, row[3:7], strict=True))
+        bytes_ = dict(zip(LEVELS, row[7:10], strict=True))
+        return {
+            "launches": int(row[0] or 0),
+            "kernels": int(row[1] or 0),
+            "time_s": row[2],
+            "flops": flops,
+            "bytes": bytes_,
+        }
+
+    def phase_totals(self, ranges: list[list]) -> list[dict[str, Any]]:
+        """Kernels, time and FLOPs of launch-ID ranges (a profiling run's phases)."""
+        out = []
+        for phase, spans in model_check.merge_phases(ranges).items():
+            where = " OR ".join(f"launch_id BETWEEN {int(a)} AND {int(b)}" for a, b in spans)
+            with self._lock:
+                row = self._con.execute(
+                    f"SELECT count(*), sum(time_s * invocations), "
+                    f"sum(({flop_total_sql()}) * invocations), bool_and(tensor IS NOT NULL) "
+                    f"FROM launch_facts "
+                    f"WHERE report_id = {self.report_id} AND ({where})"
+                ).fetchall()[0]
+            out.append({
+                "phase": phase,
+                "kernels": int(row[0] or 0),
+                "time_s": row[1],
+                "flops": row[2],
+                "tensor_known": bool(row[3]),
+            })  # fmt: skip
+        return out
+
+    def head(self) -> dict[str, Any]:
+        """Who the report is and its totals: one side of a diff."""
+        t = self.totals()
+        flops = flop_total(t["flops"])
+        return {
+            "path": self.path,
+            "format": self.layout,
+            "gpu": self.gpu_name,
+            "spec": self.spec.key if self.spec else None,
+            "launches": t["launches"],
+            "kernels": t["kernels"],
+            "time_s": t["time_s"],
+            "flops_total": flops,
+            "flop_per_s": flop_per_s(flops, t["time_s"]),
+        }
+
+    # -- NVTX, timeline (nsys) and the ncu/nsys join ---------------------------------------
+    def has_nvtx(self) -> bool:
+        with self._lock:
+            return bool(
+                self._con.execute(
+                    "SELECT count(*) FROM launch_nvtx WHERE report_id = ?", [self.report_id]
+                ).fetchall()[0][0]
+            )
+
+    def has_timeline(self) -> bool:
+        with self._lock:
+            return timeline.has_timeline(self._con, self.report_id)
+
+    def timeline(
+        self, window: timeline.Window | None = None, device: int | None = None, buckets: int = 60
+    ) -> timeline.Timeline | None:
+        """Busy fraction, gaps, concurrency, memcpy rate and GPU metrics in a window."""
+        with self._lock:
+            return timeline.timeline(self._con, self.report_id, window, device, buckets)
+
+    def devices(self) -> list[int | None]:
+        with self._lock:
+            return timeline.devices(self._con, self.report_id)
+
+    def nsys_join(self) -> dict[str, Any] | None:
+        """Coverage of the real timeline by this ncu report's kernels (None: no nsys)."""
+        if self.partner is None:
+            return None
+        with self._lock:
+            out = join.coverage(self._con, self.report_id, self.partner.report_id)
+        return {"nsys_report": self.partner.path, **out}
+
+    # -- GPU recordings -------------------------------------------------------------------
+    def recording_summary(self) -> list[dict[str, Any]]:
+        """Per-GPU averages, energy and low-utilisation time of a GPU recording."""
+        with self._lock:
+            return [g.to_dict() for g in summarise(self._con, self.report_id)]
