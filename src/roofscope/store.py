@@ -28,7 +28,6 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from roofscope import __version__
 from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
 from roofscope.ingest.nsys_export import sidecars
@@ -37,6 +36,7 @@ from roofscope.ingest.sniff import check_input
 from roofscope.schema import DDL, SCHEMA_VERSION
 from roofscope.sqlutil import insert_rows
 from roofscope.telemetry.recording import broken_parts, is_recording, parts
+from roofscope.version import __version__
 
 BUILD_MEMORY_LIMIT = "2GB"
 BuildHook = Callable[[duckdb.DuckDBPyConnection], None]

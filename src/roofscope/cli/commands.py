@@ -15,7 +15,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roofscope import __version__
 from roofscope.cli import compare as compare_commands
 from roofscope.cli import profile as profile_commands
 from roofscope.cli.options import (
@@ -26,6 +25,7 @@ from roofscope.cli.options import (
     load_session,
 )
 from roofscope.errors import RoofscopeError
+from roofscope.version import __version__
 
 if TYPE_CHECKING:
     from roofscope.monitor.source import GpuSource
