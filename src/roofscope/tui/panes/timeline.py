@@ -104,14 +104,18 @@ class TimelinePane(Pane, can_focus=True):
     ) -> None:
         if not devices:  # once per report, not on every zoom: a scan of every launch
             if not report.has_timeline():
-                self.app.call_from_thread(self._show, None, None, [])
+                self.app.call_from_thread(self._show, None, None, [], buckets)
                 return
             devices = report.devices() or [None]
         device = devices[min(device_index, len(devices) - 1)]
         data = report.timeline(window, device, buckets)
-        self.app.call_from_thread(self._show, data, window, devices)
+        self.app.call_from_thread(self._show, data, window, devices, buckets)
 
-    def _show(self, data: Timeline | None, asked: Window | None, devices: list) -> None:
+    def _show(
+        self, data: Timeline | None, asked: Window | None, devices: list, buckets: int
+    ) -> None:
+        if buckets != self.asked_buckets:
+            return  # a resize asked for another width since: that load draws (and places ^)
         if asked != self.window and not (asked is None and self.window == self.full):
             return  # a newer zoom or pan is on its way (None: the whole run, as first loaded)
         self.data = data
