@@ -85,3 +85,62 @@ def test_quantities_imports_nothing_of_roofscope():
     imported = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
     imported += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     assert not [m for m in imported if m.split(".")[0] == "roofscope"]
+
+
+# Where a derived quantity's key may be spelled as a literal: its home, and the layers that
+# write the stored columns (schema.py names them, ingest/ fills them).
+KEY_HOMES = ("quantities.py", "schema.py", "ingest/")
+# The same spelling, meaning something else: (file under roofscope/, key) -> how many times.
+KEY_LITERAL_EXCEPTIONS = {
+    # a substring test on Nsight metric names (dram__bytes_read.sum), not a row key
+    ("metrics.py", q.BYTES): 1,
+    # the Efficiency pane's name (KEY), its worker group and its first column's title
+    ("tui/panes/efficiency.py", q.EFFICIENCY): 3,
+    # the title of the histogram table's first column (output text, not a key)
+    ("output/render.py", q.EFFICIENCY): 1,
+    # the id of the Kernels pane's launch table widget
+    ("tui/panes/kernels.py", q.LAUNCHES): 1,
+    # analytic.json's own "flops" section (forward/backward/step FLOPs, not per precision) and
+    # its by_batch rows: a file profiling/analytic.py writes into run folders and the summary,
+    # model check, `profile --estimate` and its renderer read back; renaming the row key must
+    # not rename it
+    ("profiling/analytic.py", q.FLOPS): 1,
+    ("profiling/summary.py", q.FLOPS): 1,
+    ("analysis/model_check.py", q.FLOPS): 1,
+    ("cli/profile.py", q.FLOPS): 2,
+    ("output/profiling.py", q.FLOPS): 2,
+}
+
+
+def key_literals(root: Path) -> dict[tuple[str, str], int]:
+    """How often each derived-quantity key is spelled as a string literal, per file under
+    ``root`` (outside KEY_HOMES). Precision and level names (fp32, dram…) are records'
+    keys too, but they name precisions, levels, roofs and ceilings everywhere
+    (quantities.PRECISIONS, LEVELS): they are not counted."""
+    import ast
+
+    nouns = {*q.PRECISIONS, *q.LEVELS}
+    keys = {k for k in q.QUANTITIES if k not in nouns} | {q.FLOPS, q.BYTES, q.AI}
+    found: dict[tuple[str, str], int] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel.startswith(KEY_HOMES):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and node.value in keys:
+                found[rel, node.value] = found.get((rel, node.value), 0) + 1
+    return found
+
+
+def test_each_derived_quantity_key_is_spelled_once():
+    """Code reads and writes derived quantities by quantities' constants (TIME_S, ai_key…),
+    never by a literal "time_s": a literal outside the homes is a second definition."""
+    assert key_literals(Path(q.__file__).parent) == KEY_LITERAL_EXCEPTIONS
+
+
+def test_a_key_literal_put_back_is_caught(tmp_path):
+    (tmp_path / "ok.py").write_text("from roofscope.quantities import TIME_S\nrow[TIME_S]\n")
+    (tmp_path / "bad.py").write_text('row.get("flop_per_s")\nrow["dram"]\nf"{r[\'time_s\']}"\n')
+    (tmp_path / "ingest").mkdir()
+    (tmp_path / "ingest" / "reader.py").write_text('cols = ("time_s",)\n')
+    assert key_literals(tmp_path) == {("bad.py", q.FLOP_PER_S): 1, ("bad.py", q.TIME_S): 1}

@@ -20,7 +20,18 @@ from dataclasses import dataclass, field
 import duckdb
 
 from roofscope import metric_names as mn
-from roofscope.quantities import CACHE_LEVELS, PRECISIONS, SCALAR_PRECISIONS, sum_known_sql
+from roofscope.quantities import (
+    CACHE_LEVELS,
+    CHART,
+    PRECISIONS,
+    SCALAR_PRECISIONS,
+    TIME_MAX_S,
+    TIME_MED_S,
+    TIME_MIN_S,
+    TIME_S,
+    TRAFFIC,
+    sum_known_sql,
+)
 from roofscope.sqlutil import quote_ident
 
 FP16_CONVENTIONS = ("ncu", "nersc")
@@ -183,18 +194,18 @@ def _plan_time(plan: MetricPlan, have: _Available) -> None:
         plan.set(f"time_{stat}_s", _col(metric) if found else None, metric if found else "time")
     if have.has("nsys__duration"):
         plan.set(
-            "time_s",
+            TIME_S,
             _col("nsys__duration"),
             "nsys: end − start on the real timeline (stats summaries: average per instance)",
         )
     elif have.has(mn.TIME):
-        plan.set("time_s", _col(mn.TIME), "gpu__time_duration.sum")
+        plan.set(TIME_S, _col(mn.TIME), "gpu__time_duration.sum")
     elif pair := next(((c, k) for c, k, _ in mn.TIME_PAIRS if have.has(c) and have.has(k)), None):
         # X / X.per_second is the duration by ncu's definition of .per_second (metric_names)
         cycles, clock = pair
-        plan.set("time_s", f"{_col(cycles)} / nullif({_col(clock)}, 0)", f"{cycles} / {clock}")
+        plan.set(TIME_S, f"{_col(cycles)} / nullif({_col(clock)}, 0)", f"{cycles} / {clock}")
     else:
-        plan.set("time_s", None, f"not measured (collect {mn.TIME})")
+        plan.set(TIME_S, None, f"not measured (collect {mn.TIME})")
         halves = [
             f"{c} without {k}" if have.has(c) else f"{k} without {c}"
             for c, k, _ in mn.TIME_PAIRS
@@ -304,12 +315,12 @@ def _plan_bytes(plan: MetricPlan, have: _Available) -> None:
     )
     l2_x = have.count(mn.L2_LTS2XBAR)
     plan.set(
-        "l1_chart",
+        CHART[0],
         f"128 * ({l1_wb[0]})" if l1_wb else None,
         f"128 × {l1_wb[1]} (Nsight Compute chart convention)" if l1_wb else "not measured",
     )
     plan.set(
-        "l2_chart",
+        CHART[1],
         f"32 * ({l2_x[0]})" if l2_x else None,
         f"32 × {l2_x[1]} (Nsight Compute chart convention)" if l2_x else "not measured",
     )
@@ -342,18 +353,16 @@ def _plan_utilisation(plan: MetricPlan, have: _Available) -> None:
 
 
 FACT_COLUMNS = (
-    "time_s",
-    "time_min_s",
-    "time_max_s",
-    "time_med_s",
+    TIME_S,
+    TIME_MIN_S,
+    TIME_MAX_S,
+    TIME_MED_S,
     *PRECISIONS,
     "dram",
     "l1",
     "l2",
-    "l1_traffic",
-    "l2_traffic",
-    "l1_chart",
-    "l2_chart",
+    *TRAFFIC,
+    *CHART,
     *UTIL_FIELDS,
     "tensor_inst",
 )
@@ -362,8 +371,8 @@ FACT_COLUMNS = (
 def facts_select(plan: MetricPlan) -> str:
     """One report's launches with every derived column, as a SELECT over ``values_r{N}``."""
     rid = plan.report_id
-    time_expr = plan.exprs["time_s"]
-    inner = ", ".join(f"{plan.exprs[c]} AS {c}" for c in FACT_COLUMNS if c != "time_s")
+    time_expr = plan.exprs[TIME_S]
+    inner = ", ".join(f"{plan.exprs[c]} AS {c}" for c in FACT_COLUMNS if c != TIME_S)
     return (
         f"SELECT l.report_id, l.launch_id, l.kernel, l.invocations, l.nvtx, l.block_size, "
         f"l.grid_size, t.* EXCLUDE (launch_id) FROM launches l JOIN ("

@@ -29,7 +29,7 @@ from roofscope.grouping import base_name
 Row = dict[str, Any]
 
 # Per side of a diff row: what each report shows for it on its own.
-SIDE_KEYS = ("time_s", "launches", "kernels", "time_pct", "flop_per_s", "efficiency", "bound")
+SIDE_KEYS = (q.TIME_S, q.LAUNCHES, "kernels", q.TIME_PCT, q.FLOP_PER_S, q.EFFICIENCY, q.BOUND)
 
 
 @dataclass(frozen=True)
@@ -132,18 +132,18 @@ class DiffRow:
     @property
     def delta_time_s(self) -> float:
         """after − before; a new row counts its whole time, a vanished one minus its time."""
-        return (self._get(self.after, "time_s") or 0.0) - (self._get(self.before, "time_s") or 0.0)
+        return (self._get(self.after, q.TIME_S) or 0.0) - (self._get(self.before, q.TIME_S) or 0.0)
 
     @property
     def delta_time_pct(self) -> float | None:
-        t0 = self._get(self.before, "time_s")
+        t0 = self._get(self.before, q.TIME_S)
         if self.after is None or not t0:
             return None
         return 100.0 * self.delta_time_s / t0
 
     @property
     def speedup(self) -> float | None:
-        t0, t1 = self._get(self.before, "time_s"), self._get(self.after, "time_s")
+        t0, t1 = self._get(self.before, q.TIME_S), self._get(self.after, q.TIME_S)
         return t0 / t1 if t0 and t1 else None
 
     @property
@@ -154,7 +154,7 @@ class DiffRow:
 
     @property
     def delta_flop_per_s(self) -> float | None:
-        f0, f1 = self._get(self.before, "flop_per_s"), self._get(self.after, "flop_per_s")
+        f0, f1 = self._get(self.before, q.FLOP_PER_S), self._get(self.after, q.FLOP_PER_S)
         return f1 - f0 if f0 is not None and f1 is not None else None
 
     def to_dict(self) -> dict[str, Any]:
@@ -179,7 +179,7 @@ def roof_pct(row: Row | None) -> float | None:
     """Achieved FLOP/s as a percentage of the attainable rate under the row's own roof."""
     if row is None:
         return None
-    achieved, attainable = row.get("flop_per_s"), row.get("attainable_flop_per_s")
+    achieved, attainable = row.get(q.FLOP_PER_S), row.get("attainable_flop_per_s")
     if achieved is None or not attainable:
         return None
     return 100.0 * achieved / attainable
@@ -328,7 +328,7 @@ class Diff:
         if pct is None:
             raise RoofscopeError(
                 "cannot gate: one of the two exports has no kernel time",
-                path=self.after["path"] if not self.after["time_s"] else self.before["path"],
+                path=self.after["path"] if not self.after[q.TIME_S] else self.before["path"],
                 hint="--fail-if-slower needs kernels with durations in both",
             )
         return pct > threshold_pct

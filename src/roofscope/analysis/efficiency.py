@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import duckdb
 
 from roofscope.hardware.ceilings import Ceiling
+from roofscope.quantities import LAUNCHES, TIME_S
 from roofscope.sqlutil import insert_rows
 
 BINS = 10
@@ -71,9 +72,9 @@ class Bin:
         return {
             "lo": self.lo,
             "hi": self.hi,
-            "time_s": self.time_s,
+            TIME_S: self.time_s,
             "kernels": self.kernels,
-            "launches": self.launches,
+            LAUNCHES: self.launches,
             "time_x_efficiency_s": self.time_x_efficiency_s,
         }
 
@@ -109,9 +110,9 @@ def histogram(
         f"AND (efficiency IS NULL OR time_s IS NULL) AND ({where})"
     ).fetchall()[0]
     return bins, {
-        "time_s": float(unknown[0]),
+        TIME_S: float(unknown[0]),
         "kernels": int(unknown[1]),
-        "launches": int(unknown[2]),
+        LAUNCHES: int(unknown[2]),
     }
 
 

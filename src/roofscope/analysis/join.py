@@ -17,7 +17,7 @@ from typing import Any
 import duckdb
 
 from roofscope.grouping import base_name
-from roofscope.quantities import flop_per_s, flop_total_sql
+from roofscope.quantities import FLOP_PER_S, LAUNCHES, TIME_PCT, TIME_S, flop_per_s, flop_total_sql
 from roofscope.sqlutil import insert_rows
 
 REPLAY_NOTE = (
@@ -93,11 +93,11 @@ def group_columns(
     out = {}
     for grp, time_s, n, matched, flops, real_s in rows:
         out[grp] = {
-            "time_s": time_s,
-            "time_pct": 100.0 * time_s / total if time_s is not None and total else None,
-            "launches": int(n or 0),
+            TIME_S: time_s,
+            TIME_PCT: 100.0 * time_s / total if time_s is not None and total else None,
+            LAUNCHES: int(n or 0),
             "matched_launches": int(matched or 0),
-            "flop_per_s": flop_per_s(flops, real_s),
+            FLOP_PER_S: flop_per_s(flops, real_s),
         }
     return out
 

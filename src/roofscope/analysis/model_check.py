@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from roofscope.quantities import FLOPS, TIME_S
+
 ANALYTIC_KEYS = {"forward": "forward", "backward": "backward"}
 
 
@@ -22,19 +24,19 @@ def phase_rows(measured: list[dict[str, Any]], analytic: dict[str, Any] | None) 
         key = ANALYTIC_KEYS.get(m["phase"])
         rows.append({**m, "analytic_flops": flops.get(key) if key else None})
     if measured:
-        known = [m["flops"] for m in measured if m["flops"] is not None]
+        known = [m[FLOPS] for m in measured if m[FLOPS] is not None]
         rows.append(
             {
                 "phase": "step",
                 "kernels": sum(m["kernels"] for m in measured),
-                "time_s": sum(m["time_s"] or 0.0 for m in measured),
-                "flops": sum(known) if known else None,
+                TIME_S: sum(m[TIME_S] or 0.0 for m in measured),
+                FLOPS: sum(known) if known else None,
                 "tensor_known": all(m["tensor_known"] for m in measured),
                 "analytic_flops": flops.get("step") or None,
             }
         )
     for r in rows:
-        a, f = r["analytic_flops"], r["flops"]
+        a, f = r["analytic_flops"], r[FLOPS]
         r["measured_over_analytic"] = f / a if a and f is not None else None
     return rows
 

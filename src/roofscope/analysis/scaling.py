@@ -99,13 +99,13 @@ class ScalingRow:
             "gpu": self.gpu,
             "label": self.label(),
             "setting": asdict(self.setting),
-            "time_s": self.time_s,
+            q.TIME_S: self.time_s,
             "step_time_s": self.step_time_s,
             "time_per_sample_s": self.time_per_sample_s,
             "samples_per_s": self.samples_per_s,
-            "flops": self.flops,
-            "flop_per_s": self.flop_per_s,
-            "efficiency": self.efficiency,
+            q.FLOPS: self.flops,
+            q.FLOP_PER_S: self.flop_per_s,
+            q.EFFICIENCY: self.efficiency,
             "roof_pct": self.roof_pct,
             "speedup": self.speedup,
             "scaling_efficiency": self.scaling_efficiency,
@@ -116,12 +116,12 @@ def step_numbers(
     groups: list[dict[str, Any]], totals: dict[str, Any], ceilings: list[Ceiling]
 ) -> tuple[float | None, float | None, float | None]:
     """(FLOPs, time-weighted efficiency, % of the roof at the step's own intensity)."""
-    flops = q.flop_total(totals["flops"])
-    timed = [(g["time_s"], g["efficiency"]) for g in groups if g["efficiency"] is not None]
+    flops = q.flop_total(totals[q.FLOPS])
+    timed = [(g[q.TIME_S], g[q.EFFICIENCY]) for g in groups if g[q.EFFICIENCY] is not None]
     weight = sum(t for t, _ in timed if t)
     efficiency = sum(t * e for t, e in timed if t) / weight if weight else None
-    _, attainable = classify(totals["flops"], totals["bytes"], {c.name: c for c in ceilings})
-    time_s = totals["time_s"]
+    _, attainable = classify(totals[q.FLOPS], totals[q.BYTES], {c.name: c for c in ceilings})
+    time_s = totals[q.TIME_S]
     roof = (
         100.0 * flops / time_s / attainable if flops is not None and time_s and attainable else None
     )

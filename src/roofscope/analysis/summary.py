@@ -10,7 +10,22 @@ import duckdb
 
 from roofscope.analysis.roofline import classify
 from roofscope.hardware.ceilings import Ceiling
-from roofscope.quantities import LEVELS, PRECISIONS, flop_per_s, flop_total, ratio
+from roofscope.quantities import (
+    AI,
+    BOUND,
+    BYTES,
+    FLOP_PER_S,
+    FLOPS,
+    FLOPS_TOTAL,
+    HEADROOM_S,
+    LEVELS,
+    PRECISIONS,
+    TIME_PCT,
+    TIME_S,
+    flop_per_s,
+    flop_total,
+    ratio,
+)
 
 KEYS = {"group": "grp", "kernel": "kernel", "launch": "launch_id"}
 
@@ -53,7 +68,7 @@ def rows(
     )
     names = [d[0] for d in result.description]
     data = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
-    total = total_time if total_time is not None else sum((r["time_s"] or 0.0) for r in data)
+    total = total_time if total_time is not None else sum((r[TIME_S] or 0.0) for r in data)
     roofs = {c.name: c for c in ceilings}
     return [_finish(r, total, roofs) for r in data]
 
@@ -62,17 +77,17 @@ def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> di
     flops = {f: r.pop(f) for f in PRECISIONS}
     bytes_ = {b: r.pop(b) for b in LEVELS}
     flop_sum = flop_total(flops)
-    time_s = r["time_s"]
-    r["time_pct"] = 100.0 * time_s / total if time_s is not None and total > 0 else None
-    r["flops"] = flops
-    r["flops_total"] = flop_sum
-    r["bytes"] = bytes_
-    r["flop_per_s"] = flop_per_s(flop_sum, time_s)  # type: ignore[arg-type]
-    r["ai"] = {b: ratio(flop_sum, v) for b, v in bytes_.items()}  # type: ignore[arg-type]
+    time_s = r[TIME_S]
+    r[TIME_PCT] = 100.0 * time_s / total if time_s is not None and total > 0 else None
+    r[FLOPS] = flops
+    r[FLOPS_TOTAL] = flop_sum
+    r[BYTES] = bytes_
+    r[FLOP_PER_S] = flop_per_s(flop_sum, time_s)  # type: ignore[arg-type]
+    r[AI] = {b: ratio(flop_sum, v) for b, v in bytes_.items()}  # type: ignore[arg-type]
     bound, attainable = classify(flops, bytes_, roofs)  # type: ignore[arg-type]
-    r["bound"] = bound
+    r[BOUND] = bound
     r["attainable_flop_per_s"] = attainable
-    headroom = r["headroom_s"]
+    headroom = r[HEADROOM_S]
     r["speedup_if_at_roof"] = (
         total / (total - headroom) if headroom is not None and total > headroom else None
     )

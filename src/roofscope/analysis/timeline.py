@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
+from roofscope.quantities import BYTES, LAUNCHES, TIME_S
+
 
 @dataclass(frozen=True)
 class Window:
@@ -68,7 +70,7 @@ class Timeline:
             "window_ns": [self.window.t0, self.window.t1],
             "duration_s": self.window.width / 1e9,
             "device": self.device,
-            "launches": self.launches,
+            LAUNCHES: self.launches,
             "kernel_time_s": self.kernel_time_s,
             "busy_s": self.busy_s,
             "busy_fraction": self.busy_fraction,
@@ -181,7 +183,7 @@ def timeline(
     _gaps(con, t, spans, w, device)
     t.max_concurrency = _max_concurrency(con, spans, w)
     t.memops = [
-        {"kind": k, "count": int(c or 0), "bytes": b, "time_s": s}
+        {"kind": k, "count": int(c or 0), BYTES: b, TIME_S: s}
         for k, c, b, s in con.execute(
             f"SELECT kind, sum(count), sum(bytes), sum(time_s) FROM memops WHERE report_id = "
             f"{rid} AND (start_ns IS NULL OR ({inside})) GROUP BY kind ORDER BY sum(time_s) "

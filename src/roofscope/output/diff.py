@@ -20,6 +20,7 @@ from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
 from roofscope.present.text import plain
 from roofscope.present.units import cut, si
+from roofscope.quantities import TIME_S
 
 SHOWN_ROWS = 20  # table and Markdown; JSON and CSV carry every row
 
@@ -58,8 +59,8 @@ def _kernels(row: dict[str, Any]) -> str:
 
 
 COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
-    ("before", lambda r: si(_side(r, "before", "time_s"), "s")),
-    ("after", lambda r: si(_side(r, "after", "time_s"), "s")),
+    ("before", lambda r: si(_side(r, "before", TIME_S), "s")),
+    ("after", lambda r: si(_side(r, "after", TIME_S), "s")),
     ("Δtime", lambda r: signed(r["delta_time_s"], "s")),
     ("Δ%", lambda r: signed_pct(r["delta_time_pct"])),
     ("% of roof", _roof_move),
@@ -87,7 +88,7 @@ def label(head: dict[str, Any]) -> str:
 
 def headline(doc: dict[str, Any]) -> str:
     """``3.92 ms → 3.71 ms (-5.2%, 1.06× faster)``: the step's summed kernel time."""
-    t0, t1 = doc["before"]["time_s"], doc["after"]["time_s"]
+    t0, t1 = doc["before"][TIME_S], doc["after"][TIME_S]
     total = doc["total"]
     speed = total["speedup"]
     if speed is None:

@@ -13,7 +13,7 @@ from roofscope.output.columns import CellColumn, column_markdown, column_table, 
 from roofscope.output.render import formatted
 from roofscope.present.text import plain, shown
 from roofscope.present.units import si
-from roofscope.quantities import LEVELS
+from roofscope.quantities import FLOPS, LEVELS, TIME_S
 
 MODEL_COLUMNS: tuple[CellColumn, ...] = (
     ("name", lambda m: m["name"]),
@@ -84,8 +84,8 @@ CEILING_COLUMNS: tuple[CellColumn, ...] = (
 PHASE_COLUMNS: tuple[CellColumn, ...] = (
     ("phase", lambda r: r["phase"]),
     ("kernels", lambda r: str(r["kernels"])),
-    ("time", lambda r: si(r["time_s"], "s")),
-    ("measured", lambda r: si(r["flops"], "FLOP") + ("" if r["tensor_known"] else " (no tensor)")),
+    ("time", lambda r: si(r[TIME_S], "s")),
+    ("measured", lambda r: si(r[FLOPS], "FLOP") + ("" if r["tensor_known"] else " (no tensor)")),
     ("analytic", lambda r: si(r["analytic_flops"], "FLOP")),
     (
         "measured ÷ analytic",

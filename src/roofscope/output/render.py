@@ -34,14 +34,18 @@ from roofscope.present.text import console as plain_console
 from roofscope.present.text import plain, shown_doc
 from roofscope.present.units import num, pct, si
 from roofscope.quantities import (
+    BYTES,
     EFFICIENCY,
     FLOP_PER_S,
+    FLOPS,
     HEADROOM_S,
+    LAUNCHES,
     ROOFS,
     TIME_MAX_S,
     TIME_MED_S,
     TIME_MIN_S,
     TIME_PCT,
+    TIME_S,
     ai_key,
 )
 
@@ -104,9 +108,9 @@ def to_markdown(doc: dict[str, Any]) -> str:
             continue
         out.append(
             f"GPU **{gpu['name'] or 'unknown'}** (CC {gpu['cc'] or '?'}) · "
-            f"{report['launches']:,} launches of {report['kernels']:,} kernels · "
-            f"{si(report['time_s'], 's')} · potential speedup "
-            f"{num(report['efficiency']['potential_speedup'])}×\n"
+            f"{report[LAUNCHES]:,} launches of {report['kernels']:,} kernels · "
+            f"{si(report[TIME_S], 's')} · potential speedup "
+            f"{num(report[EFFICIENCY]['potential_speedup'])}×\n"
         )
         name_col = report.get("by", "group")
         columns = _columns(report, MARKDOWN)
@@ -139,9 +143,9 @@ def timeline_lines(t: dict[str, Any]) -> list[str]:
         f"max {t['max_concurrency']}"
     ]
     for m in t["memops"]:
-        rate = m["bytes"] / m["time_s"] if m["bytes"] and m["time_s"] else None
+        rate = m[BYTES] / m[TIME_S] if m[BYTES] and m[TIME_S] else None
         lines.append(
-            f"{m['kind']}: {m['count']:,} ops, {si(m['bytes'], 'B')}, {si(m['time_s'], 's')}"
+            f"{m['kind']}: {m['count']:,} ops, {si(m[BYTES], 'B')}, {si(m[TIME_S], 's')}"
             + (f", {si(rate, 'B/s')}" if rate else "")
         )
     return lines
@@ -151,17 +155,17 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
     if is_nsys(report):
         return _nsys_panel(report)
     gpu = report["gpu"]
-    f, b = report["flops"], report["bytes"]
+    f, b = report[FLOPS], report[BYTES]
     lines = Text()
     lines.append(f"{gpu['name'] or 'GPU not named in export'}", style="bold")
     lines.append(f"  CC {gpu['cc'] or '?'}  SMs {gpu['sm_count'] or '?'}\n")
     lines.append(
-        f"{report['launches']:,} launches · {report['kernels']:,} kernels · "
-        f"{si(report['time_s'], 's')} GPU time\n"
+        f"{report[LAUNCHES]:,} launches · {report['kernels']:,} kernels · "
+        f"{si(report[TIME_S], 's')} GPU time\n"
     )
     lines.append("FLOPs  " + "  ".join(f"{k} {si(v, 'FLOP')}" for k, v in f.items()) + "\n")
     lines.append("bytes  " + "  ".join(f"{k} {si(v, 'B')}" for k, v in b.items()) + "\n")
-    speed = report["efficiency"]["potential_speedup"]
+    speed = report[EFFICIENCY]["potential_speedup"]
     lines.append(f"potential speedup of the step (all kernels at their roof): {num(speed)}×")
     join = report.get("nsys_join")
     if join:
@@ -184,8 +188,8 @@ def _nsys_panel(report: dict[str, Any]) -> Panel:
         "nvtx-outer": " · grouped by outermost NVTX range",
     }.get(report.get("axis", ""), "")
     lines.append(
-        f"{report['launches']:,} launches · {report['kernels']:,} kernels · "
-        f"{si(report['time_s'], 's')} kernel time (nsys: real timeline, not replayed){axis}"
+        f"{report[LAUNCHES]:,} launches · {report['kernels']:,} kernels · "
+        f"{si(report[TIME_S], 's')} kernel time (nsys: real timeline, not replayed){axis}"
     )
     if report.get("timeline"):
         lines.append("\n" + "\n".join(timeline_lines(report["timeline"])))
@@ -263,23 +267,23 @@ def _ceilings_table(report: dict[str, Any]) -> Table:
 
 
 def _histogram_table(report: dict[str, Any]) -> Table:
-    eff = report["efficiency"]
-    total = sum(b["time_s"] for b in eff["bins"]) or 1.0
+    eff = report[EFFICIENCY]
+    total = sum(b[TIME_S] for b in eff["bins"]) or 1.0
     table = Table(title="run time by hardware efficiency", box=box.SIMPLE, title_justify="left")
     for col in ("efficiency", "time", "kernels", "time × eff", ""):
         table.add_column(col, justify="right" if col else "left")
     for b in eff["bins"]:
-        bar = "█" * round(30 * b["time_s"] / total)
+        bar = "█" * round(30 * b[TIME_S] / total)
         table.add_row(
             f"{b['lo']:.0%}–{b['hi']:.0%}",
-            si(b["time_s"], "s"),
+            si(b[TIME_S], "s"),
             str(b["kernels"]),
             si(b["time_x_efficiency_s"], "s"),
             bar,
         )
     unknown = eff["unknown"]
-    if unknown["launches"]:
-        table.add_row("unknown", si(unknown["time_s"], "s"), str(unknown["kernels"]), "—", "")
+    if unknown[LAUNCHES]:
+        table.add_row("unknown", si(unknown[TIME_S], "s"), str(unknown["kernels"]), "—", "")
     return table
 
 

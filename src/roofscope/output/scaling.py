@@ -16,6 +16,7 @@ from roofscope.output.render import formatted
 from roofscope.present.bars import hbars
 from roofscope.present.text import plain
 from roofscope.present.units import pct, ratio_pct, si
+from roofscope.quantities import EFFICIENCY, FLOP_PER_S
 
 
 def _x(value: float | None) -> str:
@@ -28,8 +29,8 @@ COLUMNS: tuple[tuple[str, Callable[[dict[str, Any]], str]], ...] = (
     ("step", lambda r: si(r["step_time_s"], "s")),
     ("/sample", lambda r: si(r["time_per_sample_s"], "s")),
     ("samples/s", lambda r: "—" if r["samples_per_s"] is None else f"{r['samples_per_s']:,.0f}"),
-    ("FLOP/s", lambda r: si(r["flop_per_s"], "")),
-    ("eff", lambda r: ratio_pct(r["efficiency"])),
+    ("FLOP/s", lambda r: si(r[FLOP_PER_S], "")),
+    ("eff", lambda r: ratio_pct(r[EFFICIENCY])),
     ("roof", lambda r: pct(r["roof_pct"])),
     ("speedup", lambda r: _x(r["speedup"])),
     ("scal. eff", lambda r: ratio_pct(r["scaling_efficiency"])),

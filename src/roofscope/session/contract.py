@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from roofscope.quantities import BYTES, EFFICIENCY, FLOPS, LAUNCHES, TIME_S
+
 if TYPE_CHECKING:
     from roofscope.session.core import Session
     from roofscope.session.report import Report
@@ -30,13 +32,13 @@ def report_dict(session: Session, by: str = "group", top: int | None = None) -> 
                 "sm_count": r.sm_count,
                 "spec": r.spec.key if r.spec else None,
             },
-            "launches": totals["launches"],
+            LAUNCHES: totals[LAUNCHES],
             "kernels": totals["kernels"],
-            "time_s": totals["time_s"],
-            "flops": totals["flops"],
-            "bytes": totals["bytes"],
+            TIME_S: totals[TIME_S],
+            FLOPS: totals[FLOPS],
+            BYTES: totals[BYTES],
             "ceilings": [c.to_dict() for c in r.ceilings],
-            "efficiency": r.histogram(),
+            EFFICIENCY: r.histogram(),
             "provenance": dict(r.plan.provenance),
             "fp16_convention": session.options.fp16_convention,
             "by": by,

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from roofscope.analysis import compare, cost, mig, scaling, summary
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.specs import match_device_name
+from roofscope.quantities import FLOPS_TOTAL, LAUNCHES, TIME_S
 from roofscope.session.contract import JSON_SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -45,9 +46,7 @@ def diff(session: Session, before: int, after: int, by: str) -> compare.Diff:
         pair = compare.diff_kernels if by == "kernel" else compare.diff_launches
         rows = pair(rows_a, rows_b, match)
     heads = [a.head(), b.head()]
-    totals = [
-        compare.Totals(h["time_s"], h["flops_total"], h["launches"], h["kernels"]) for h in heads
-    ]
+    totals = [compare.Totals(h[TIME_S], h[FLOPS_TOTAL], h[LAUNCHES], h["kernels"]) for h in heads]
     return compare.Diff(
         by,
         heads[0],
@@ -88,7 +87,7 @@ def scaling_doc(
         totals = r.totals()
         flops, eff, roof = scaling.step_numbers(r.rows("group"), totals, r.ceilings)
         rows.append(
-            scaling.ScalingRow(r.path, r.gpu_name, setting, totals["time_s"], flops, eff, roof)
+            scaling.ScalingRow(r.path, r.gpu_name, setting, totals[TIME_S], flops, eff, roof)
         )
     if not rows:
         raise RoofscopeError(

@@ -20,7 +20,19 @@ from roofscope.errors import RoofscopeError
 from roofscope.hardware.ceilings import Ceiling
 from roofscope.hardware.specs import GpuSpec
 from roofscope.metrics import MetricPlan
-from roofscope.quantities import LEVELS, PRECISIONS, flop_per_s, flop_total, flop_total_sql
+from roofscope.quantities import (
+    BYTES,
+    FLOP_PER_S,
+    FLOPS,
+    FLOPS_TOTAL,
+    LAUNCHES,
+    LEVELS,
+    PRECISIONS,
+    TIME_S,
+    flop_per_s,
+    flop_total,
+    flop_total_sql,
+)
 
 
 @dataclass
@@ -60,7 +72,7 @@ class Report:
             raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
         where = flt.sql() if flt else "TRUE"
         with self._lock:
-            total = self.totals()["time_s"] if flt or limit else None
+            total = self.totals()[TIME_S] if flt or limit else None
             out = summary.rows(self._con, self.report_id, by, self.ceilings, where, total, limit)
             if by == "group" and self.partner is not None:
                 columns = join.group_columns(
@@ -71,7 +83,7 @@ class Report:
             return out
 
     def pager(
-        self, flt: browse.Filter, sort: str = "time_s", descending: bool = True
+        self, flt: browse.Filter, sort: str = TIME_S, descending: bool = True
     ) -> browse.LaunchPager:
         with self._lock:
             return browse.LaunchPager(self._con, self.report_id, flt.sql(), sort, descending)
@@ -122,11 +134,11 @@ class Report:
         flops = dict(zip(PRECISIONS, row[3:7], strict=True))
         bytes_ = dict(zip(LEVELS, row[7:10], strict=True))
         return {
-            "launches": int(row[0] or 0),
+            LAUNCHES: int(row[0] or 0),
             "kernels": int(row[1] or 0),
-            "time_s": row[2],
-            "flops": flops,
-            "bytes": bytes_,
+            TIME_S: row[2],
+            FLOPS: flops,
+            BYTES: bytes_,
         }
 
     def phase_totals(self, ranges: list[list]) -> list[dict[str, Any]]:
@@ -144,8 +156,8 @@ class Report:
             out.append({
                 "phase": phase,
                 "kernels": int(row[0] or 0),
-                "time_s": row[1],
-                "flops": row[2],
+                TIME_S: row[1],
+                FLOPS: row[2],
                 "tensor_known": bool(row[3]),
             })  # fmt: skip
         return out
@@ -153,17 +165,17 @@ class Report:
     def head(self) -> dict[str, Any]:
         """Who the report is and its totals: one side of a diff."""
         t = self.totals()
-        flops = flop_total(t["flops"])
+        flops = flop_total(t[FLOPS])
         return {
             "path": self.path,
             "format": self.layout,
             "gpu": self.gpu_name,
             "spec": self.spec.key if self.spec else None,
-            "launches": t["launches"],
+            LAUNCHES: t[LAUNCHES],
             "kernels": t["kernels"],
-            "time_s": t["time_s"],
-            "flops_total": flops,
-            "flop_per_s": flop_per_s(flops, t["time_s"]),
+            TIME_S: t[TIME_S],
+            FLOPS_TOTAL: flops,
+            FLOP_PER_S: flop_per_s(flops, t[TIME_S]),
         }
 
     # -- NVTX, timeline (nsys) and the ncu/nsys join ---------------------------------------

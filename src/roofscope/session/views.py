@@ -15,7 +15,7 @@ import duckdb
 from roofscope.analysis import efficiency, join
 from roofscope.grouping import Grouper
 from roofscope.metrics import build_facts
-from roofscope.quantities import LEVELS, PRECISIONS, flop_total_sql
+from roofscope.quantities import LEVELS, PRECISIONS, TIME_S, flop_total_sql
 from roofscope.sqlutil import insert_rows
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def _flag_overflowing_totals(con: duckdb.DuckDBPyConnection, reports: list[Repor
     Launch values are finite and never negative (ingest), so any group's sum that overflows
     makes its report's total overflow too: checking the totals covers every row."""
     quantities = {
-        "time_s": ("GPU time", "time_s"),
+        TIME_S: ("GPU time", TIME_S),
         **{f: (f"{f} FLOPs", f) for f in PRECISIONS},
         "all_flops": ("FLOPs of all precisions", f"({flop_total_sql()})"),
         **{b: (f"{b} bytes", b) for b in LEVELS},

@@ -25,7 +25,14 @@ from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
 from roofscope.present.text import plain, shown, shown_doc
 from roofscope.present.units import cut, si
-from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
+from roofscope.quantities import (
+    AI,
+    FLOP_PER_S,
+    LEVEL_TITLES,
+    LEVELS_OUTERMOST_FIRST,
+    ROOFS,
+    TIME_PCT,
+)
 from roofscope.tui.messages import GroupSelected
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState
@@ -179,13 +186,13 @@ class ComparePane(Pane, can_focus=True):
         return self.diff.rows[min(self.cursor, len(self.diff.rows) - 1)]
 
     def _point(self, row: dict[str, Any] | None, name: str, series: int, picked: bool):
-        if row is None or not row.get("flop_per_s") or not (row.get("ai") or {}).get(self.level):
+        if row is None or not row.get(FLOP_PER_S) or not (row.get(AI) or {}).get(self.level):
             return None
         return Point(
             name,
-            row["ai"][self.level],
-            row["flop_per_s"],
-            (row["time_pct"] or 0) / 100,
+            row[AI][self.level],
+            row[FLOP_PER_S],
+            (row[TIME_PCT] or 0) / 100,
             picked,
             series,
         )

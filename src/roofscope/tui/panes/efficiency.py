@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 
 from roofscope.analysis.browse import Filter
 from roofscope.present import units as f
+from roofscope.quantities import EFFICIENCY, HEADROOM_S, LAUNCHES, TIME_S
 from roofscope.tui.messages import FilterKernels, GroupSelected, ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState
@@ -64,12 +65,12 @@ class EfficiencyPane(Pane):
     @work(thread=True, exclusive=True, group="efficiency")
     def _load(self, report: Report) -> None:
         data = report.histogram()
-        ranking = sorted(report.rows("group"), key=lambda r: r["headroom_s"] or 0.0, reverse=True)
+        ranking = sorted(report.rows("group"), key=lambda r: r[HEADROOM_S] or 0.0, reverse=True)
         self.app.call_from_thread(self._show, data, ranking)
 
     def _show(self, data: dict[str, Any], ranking: list[dict[str, Any]]) -> None:
         self.data, self.ranking = data, ranking
-        total = sum(b["time_s"] for b in data["bins"]) or 1.0
+        total = sum(b[TIME_S] for b in data["bins"]) or 1.0
         speed = data["potential_speedup"]
         unknown = data["unknown"]
         lines = [
@@ -78,9 +79,9 @@ class EfficiencyPane(Pane):
             "efficiency = max(tensor, FP32, DRAM utilisation) per launch · "
             "Enter on a bin: show its kernels",
         ]
-        if unknown["launches"]:
+        if unknown[LAUNCHES]:
             lines.append(
-                f"{unknown['launches']:,} launches ({f.time(unknown['time_s'])}) have "
+                f"{unknown[LAUNCHES]:,} launches ({f.time(unknown[TIME_S])}) have "
                 f"no utilisation data and are left out"
             )
         if self.state.current.is_nsys:
@@ -92,10 +93,10 @@ class EfficiencyPane(Pane):
         bins = self.query_one("#bins", DataTable)
         bins.clear()
         for i, b in enumerate(data["bins"]):
-            bar = "█" * round(20 * b["time_s"] / total)
+            bar = "█" * round(20 * b[TIME_S] / total)
             bins.add_row(
                 f"{b['lo']:.0%}–{b['hi']:.0%}",
-                f.time(b["time_s"]),
+                f.time(b[TIME_S]),
                 str(b["kernels"]),
                 f.time(b["time_x_efficiency_s"]),
                 bar,
@@ -106,9 +107,9 @@ class EfficiencyPane(Pane):
         for r in ranking:
             table.add_row(
                 str(r["name"]),
-                f.time(r["headroom_s"]),
+                f.time(r[HEADROOM_S]),
                 f.num(r["speedup_if_at_roof"]),
-                f.frac(r["efficiency"]),
+                f.frac(r[EFFICIENCY]),
                 key=str(r["name"]),
             )
 
@@ -126,15 +127,15 @@ class EfficiencyPane(Pane):
             self.post_message(GroupSelected(event.row_key.value))
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
-        total = sum(b["time_s"] for b in self.data.get("bins", [])) or 1.0
-        header = ["efficiency", "time_s", "kernels", "time_x_efficiency_s", "share"]
+        total = sum(b[TIME_S] for b in self.data.get("bins", [])) or 1.0
+        header = [EFFICIENCY, TIME_S, "kernels", "time_x_efficiency_s", "share"]
         rows = [
             [
                 f"{b['lo']:.1f}-{b['hi']:.1f}",
-                str(b["time_s"]),
+                str(b[TIME_S]),
                 str(b["kernels"]),
                 str(b["time_x_efficiency_s"]),
-                f"{b['time_s'] / total:.4f}",
+                f"{b[TIME_S] / total:.4f}",
             ]
             for b in self.data.get("bins", [])
         ]

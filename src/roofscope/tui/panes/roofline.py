@@ -12,7 +12,14 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from roofscope.charts.roofline import Point, Roof, legend, render
-from roofscope.quantities import LEVEL_TITLES, LEVELS_OUTERMOST_FIRST, ROOFS
+from roofscope.quantities import (
+    AI,
+    FLOP_PER_S,
+    LEVEL_TITLES,
+    LEVELS_OUTERMOST_FIRST,
+    ROOFS,
+    TIME_PCT,
+)
 from roofscope.tui.panes.base import Command, Pane
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic
@@ -82,9 +89,9 @@ class RooflinePane(Pane, can_focus=True):
         points = [
             Point(
                 str(r["name"]),
-                r["ai"][self.level] or 0.0,
-                r["flop_per_s"] or 0.0,
-                (r["time_pct"] or 0.0) / 100,
+                r[AI][self.level] or 0.0,
+                r[FLOP_PER_S] or 0.0,
+                (r[TIME_PCT] or 0.0) / 100,
                 r["name"] == selected,
             )
             for r in self.rows

@@ -24,6 +24,7 @@ from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import MODES, PRECISIONS, RunSpec, find_tool
 from roofscope.profiling.presets import PRESETS
 from roofscope.profiling.progress import Progress
+from roofscope.quantities import FLOPS, TIME_S
 from roofscope.tui.messages import OpenReports
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import ViewState
@@ -224,8 +225,8 @@ class RunsPane(Pane):
                 ratio = r["measured_over_analytic"]
                 share = "—" if ratio is None else f"{ratio:.2f}" if ratio < 100 else f"{ratio:,.0f}"
                 lines.append(
-                    f"{r['phase']:<10}{r['kernels']:>8}{si(r['time_s'], 's'):>10}"
-                    f"{si(r['flops'], 'FLOP'):>13}{si(r['analytic_flops'], 'FLOP'):>13}{share:>8}"
+                    f"{r['phase']:<10}{r['kernels']:>8}{si(r[TIME_S], 's'):>10}"
+                    f"{si(r[FLOPS], 'FLOP'):>13}{si(r['analytic_flops'], 'FLOP'):>13}{share:>8}"
                 )
         return lines
 
