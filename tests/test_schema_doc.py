@@ -57,3 +57,19 @@ def test_doc_lists_each_tables_columns_in_order():
 
 def test_doc_lists_the_recording_columns_gpu_samples_stores():
     assert _recording_columns() == [name for name, _ in RECORDING_COLUMNS]
+
+
+def test_a_layout_without_rows_to_read_back_gets_derived_values_only():
+    """A reader that writes no raw or details table must not crash Detail (docs/architecture.md:
+    a new input format needs no branch in raw_rows.py to be shown)."""
+    import duckdb
+
+    from roofscope.ingest.raw_rows import launch_values
+
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE reports (report_id INT, layout VARCHAR, raw_values VARCHAR, "
+        "decimal VARCHAR, path VARCHAR)"
+    )
+    con.execute("INSERT INTO reports VALUES (0, 'rocprof-csv', NULL, '.', 'x.csv')")
+    assert launch_values(con, 0, 0, lambda path: None) == []

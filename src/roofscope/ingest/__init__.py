@@ -1,4 +1,4 @@
-"""Readers for profiler exports; each writes the canonical tables described in store.py.
+"""Readers for profiler exports; each writes the canonical tables defined in schema.py.
 
 The format is decided by content: an SQLite file is an nsys export, a folder of Parquet tables
 an nsys parquetdir (or a GPU recording, when roofscope wrote it), ``.nsys-rep``/``.ncu-rep``

@@ -17,7 +17,7 @@ import duckdb
 from roofscope.ingest.ncu_csv import raw_page_row
 from roofscope.ingest.nsys_export import kernel_row
 from roofscope.ingest.numbers import parse_number
-from roofscope.ingest.sniff import RAW
+from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY
 from roofscope.ingest.units import UnknownUnitError, parse_unit
 from roofscope.schema import DET_R, RAW_R
 
@@ -52,7 +52,9 @@ def launch_values(
         return _nsys(con, report_id, launch_id, layout, path, problem)
     if layout == RAW:
         return _ncu_raw(con, report_id, launch_id, raw_values, decimal, path, problem)
-    return _ncu_details(con, report_id, launch_id, decimal)
+    if layout in (DETAILS, SUMMARY):
+        return _ncu_details(con, report_id, launch_id, decimal)
+    return []  # a format with no rows to go back to: Detail shows its derived values only
 
 
 def _ncu_raw(
