@@ -45,7 +45,7 @@ from roofscope.tui.screens.modals import ExportScreen, HelpScreen
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic
 
-# The footer shows the pane keys as one compact "12345678 panes" (? lists them), so that
+# The footer shows the pane keys as one compact group ("12345678 panes") (? lists them), so that
 # ? Help and q Quit stay in view at 80 columns.
 PANE_KEYS = Binding.Group("panes", compact=True)
 APP_KEYS = (("Ctrl+P", "command palette: panes, jump to a group, roofs"),)
