@@ -6,8 +6,17 @@ plotext's global state.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+# plotext 6.1 paints the frame and tick labels on a white background (48;5;15) in black
+# (38;5;0) whatever ``canvas('default')`` says, which on a dark terminal is a white box: the
+# chart is drawn on the terminal's own background instead (docs/decisions.md).
+_BACKGROUND = re.compile(r"\x1b\[48;[0-9;]*m")
+_FRAME = re.compile(r"\x1b\[38;5;(?:0|12)m")
+
+Color = str | tuple[int, int, int]
 
 
 @dataclass(frozen=True)
@@ -15,7 +24,17 @@ class Series:
     xs: Sequence[float]
     ys: Sequence[float]
     marker: str | None = None  # None: draw as a line (plotext colours each series in turn)
-    color: str | None = None  # a plotext colour name; None: the next colour of plotext's cycle
+    color: Color | None = None  # a plotext colour name or RGB; None: plotext's next colour
+
+
+@dataclass(frozen=True)
+class Label:
+    """Text on the chart at (x, y) in data units, its first character there."""
+
+    x: float
+    y: float
+    text: str
+    color: Color | None = None
 
 
 def preload() -> None:
@@ -34,14 +53,18 @@ def decade_chart(
     *,
     ascii_only: bool = False,
     color: bool = True,
+    labels: Sequence[Label] = (),
 ) -> str:
     """A chart of data already in log10 units, with decade ticks, as text (ANSI colour codes
-    unless ``color`` is False)."""
+    unless ``color`` is False), on the terminal's own background."""
     import plotext
     from plotext._kernel.terminal import terminal as _Terminal
 
-    fig = _Terminal()._master
+    term = _Terminal()
+    term.limit(False, False)  # the size asked, not the size of the process's own terminal
+    fig = term._master
     fig.plot_size(max(width, 20), max(height - 1, 6))  # the tick labels take one more row
+    fig.canvas("default")
     for s in series:
         symbol = s.marker if s.marker is not None else ("." if ascii_only else "braille")
         marker = symbol if s.color is None else plotext.marker(symbol, s.color)
@@ -49,6 +72,10 @@ def decade_chart(
         if s.marker is None:
             signal.lines()
         fig.draw(signal)
+    for label in labels:
+        text = label.text if label.color is None else plotext.colorize(label.text, label.color)
+        fig.draw(fig.text(label.x, label.y, text))
     fig.ruler("x").ticks(*xticks)
     fig.ruler("y").ticks(*yticks)
-    return fig.build().string(colorless=not color)
+    out = fig.build().string(colorless=not color)
+    return _FRAME.sub("\x1b[39m", _BACKGROUND.sub("", out)) if color else out

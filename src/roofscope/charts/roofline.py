@@ -11,8 +11,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from roofscope.charts.plotext_backend import Series, decade_chart
+from roofscope.charts.plotext_backend import Label, Series, decade_chart
 from roofscope.present.units import si
+from roofscope.quantities import LEVEL_TITLES, PRECISION_TITLES
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,27 @@ FAMILIES = (
     ("◆◇⋄◈", "%&`W"),
 )
 COLORS = ("blue", "red", "green", "magenta")
+# One colour per roof, each at least 3:1 against a dark terminal background (#121212, black)
+# in truecolor and in its 256- and 16-colour approximations (tests/test_roofline_chart.py),
+# and no two alike: FP64 and the L2 diagonal used to share one pink.
+ROOF_COLORS: dict[str, tuple[int, int, int]] = {
+    "fp64": (240, 98, 146),  # pink
+    "fp32": (255, 183, 77),  # orange
+    "fp16": (255, 241, 118),  # yellow
+    "tensor": (206, 147, 216),  # lilac
+    "dram": (79, 195, 247),  # light blue
+    "l2": (129, 199, 132),  # green
+    "l1": (224, 224, 224),  # light grey
+}
+POINT_COLOR = (255, 255, 255)
+SELECTED_COLOR = (255, 112, 67)  # the ◉ of the selection: orange-red
+
+
+def roof_title(roof: Roof) -> str:
+    """``DRAM 3.35 TB/s``, ``FP32 53.7 TFLOP/s`` — a roof as labelled on the chart."""
+    name = LEVEL_TITLES.get(roof.name) or PRECISION_TITLES.get(roof.name) or roof.name.upper()
+    unit = "B/s" if roof.kind == "memory" else "FLOP/s"
+    return f"{name} {si(roof.value, unit)}"
 
 
 def glyph(share: float, selected: bool, ascii_only: bool, series: int = 0) -> str:
@@ -101,7 +123,7 @@ def render(
             Series(
                 [x_lo, x_end],
                 [x_lo + math.log10(r.value), math.log10(top)],
-                color=series_color(r.series),
+                color=_roof_color(r, several),
             )
         )
     for r in compute:
@@ -110,7 +132,7 @@ def render(
             Series(
                 [max(x_start, x_lo), x_hi],
                 [math.log10(r.value)] * 2,
-                color=series_color(r.series),
+                color=_roof_color(r, several),
             )
         )
     for a, b in links:
@@ -129,13 +151,17 @@ def render(
                 [math.log10(p.ai)],
                 [math.log10(p.flop_per_s)],
                 marker=glyph(p.share, p.selected, ascii_only, p.series),
-                color=series_color(p.series) if several else None,
+                color=series_color(p.series)
+                if several
+                else (SELECTED_COLOR if p.selected else POINT_COLOR),
             )
         )
     if not series:
         return "nothing to draw: no FLOPs, bytes or ceilings in this report"
     # pin the axes: invisible corner points keep every roof and point inside the frame
     series.insert(0, Series([x_lo, x_hi], [y_lo, y_hi], marker=" "))
+    frame = (x_lo, x_hi, y_lo, y_hi)
+    labels = [] if several else roof_labels(memory, compute, top, frame, width, height)
     return decade_chart(
         series,
         width,
@@ -144,7 +170,69 @@ def render(
         _decades(y_lo, y_hi, height - 3),
         ascii_only=ascii_only,
         color=color,
+        labels=labels,
     )
+
+
+def _roof_color(roof: Roof, several: bool) -> str | tuple[int, int, int] | None:
+    if several:
+        return series_color(roof.series)
+    return ROOF_COLORS.get(roof.name, POINT_COLOR)
+
+
+def roof_labels(
+    memory: list[Roof],
+    compute: list[Roof],
+    top: float,
+    frame: tuple[float, float, float, float],
+    width: int,
+    height: int,
+) -> list[Label]:
+    """Each roof's name and value beside its line, no two on one stretch of one row: compute
+    roofs at the right end just above their line, bandwidths at the left along their diagonal.
+    A label that fits nowhere is left out (the legend under the chart lists every roof)."""
+    x_lo, x_hi, y_lo, y_hi = frame
+    cols = max(width - 8, 10)  # plot columns: the y tick labels and the frame take the rest
+    rows = max(height - 3, 4)
+    dx = (x_hi - x_lo) / cols  # data units per column and per row
+    dy = (y_hi - y_lo) / rows
+    taken: list[tuple[int, int, int]] = []  # (row, first column, last column)
+
+    def place(x: float, y: float, text: str) -> bool:
+        row = round((y_hi - y) / dy)
+        col = round((x - x_lo) / dx)
+        if row < 0 or row >= rows or col < 0 or col + len(text) > cols:
+            return False
+        if any(r == row and c0 <= col + len(text) and col <= c1 for r, c0, c1 in taken):
+            return False
+        taken.append((row, col, col + len(text)))
+        return True
+
+    labels = []
+    for r in sorted(compute, key=lambda r: -r.value):
+        text = roof_title(r)
+        right = x_hi - (len(text) + 1) * dx
+        spots = [
+            (right - k * (len(text) + 2) * dx, math.log10(r.value) + side * dy)
+            for side in (1, -1)  # the row above the line, else the row below
+            for k in range(3)
+        ]
+        for x, y in spots:
+            if place(x, y, text):
+                labels.append(Label(x, y, text, ROOF_COLORS.get(r.name)))
+                break
+    for r in sorted(memory, key=lambda r: r.value):
+        text = roof_title(r)
+        x_end = math.log10(top / r.value)
+        for step in range(cols):
+            x = x_lo + (step + 1) * 2 * dx
+            y = x + math.log10(r.value) + dy  # just above the diagonal where the label starts
+            if x >= x_end:
+                break
+            if place(x, y, text):
+                labels.append(Label(x, y, text, ROOF_COLORS.get(r.name)))
+                break
+    return labels
 
 
 def short_source(source: str) -> str:

@@ -15,8 +15,11 @@ from roofscope.charts.roofline import Point, Roof, legend, render
 from roofscope.quantities import (
     AI,
     FLOP_PER_S,
+    FLOPS,
     LEVEL_TITLES,
     LEVELS_OUTERMOST_FIRST,
+    PRECISION_TITLES,
+    PRECISIONS,
     ROOFS,
     TIME_PCT,
 )
@@ -41,7 +44,7 @@ class RooflinePane(Pane, can_focus=True):
         Binding("t", "points", "Groups/launches", tooltip="groups or the 2,000 longest launches"),
     ]
     DEFAULT_CSS = """
-    RooflinePane #roofline-chart { height: 1fr; min-height: 8; }
+    RooflinePane #roofline-chart { height: 1fr; min-height: 8; width: 1fr; }
     RooflinePane #roofline-legend { height: 5; color: $text-muted; }
     """
 
@@ -49,7 +52,9 @@ class RooflinePane(Pane, can_focus=True):
         super().__init__(state, **kwargs)
         self.level = "dram"
         self.by = "group"
+        # compute roofs of precisions the report did no work in, plus what the user toggled
         self.hidden_roofs: set[str] = set()
+        self._defaults_for: int | None = None
         self.rows: list[dict[str, Any]] = []
         self.text = ""
 
@@ -68,10 +73,15 @@ class RooflinePane(Pane, can_focus=True):
     def _load(self, report: Report, by: str) -> None:
         limit = LAUNCH_POINTS if by == "launch" else None
         rows = report.rows(by, limit=limit)
-        self.app.call_from_thread(self._loaded, rows)
+        flops = report.totals()[FLOPS]
+        unused = {p for p in PRECISIONS if p != "fp32" and not (flops.get(p) or 0) > 0}
+        self.app.call_from_thread(self._loaded, rows, report.report_id, unused)
 
-    def _loaded(self, rows: list[dict[str, Any]]) -> None:
+    def _loaded(self, rows: list[dict[str, Any]], report_id: int, unused: set[str]) -> None:
         self.rows = rows
+        if self._defaults_for != report_id:  # a report's first chart: the roofs its work used
+            self._defaults_for = report_id
+            self.hidden_roofs = set(unused)
         self.redraw()
 
     def _selected_name(self) -> object:
@@ -82,7 +92,9 @@ class RooflinePane(Pane, can_focus=True):
     def redraw(self) -> None:
         """The legend first (its height depends on the width), then the chart in the rows
         left, so that the axes are never cut off under a legend that wrapped."""
-        width = self.query_one("#roofline-chart", Static).size.width
+        # the pane's width, not the chart's: that Static is as wide as its last content, so a
+        # chart first drawn small stayed small at 200 columns
+        width = self.size.width
         if width < 20:
             return
         selected = self._selected_name()
@@ -131,6 +143,9 @@ class RooflinePane(Pane, can_focus=True):
                 "nsys exports have no FLOP or byte counters, so no points: open an ncu export "
                 "of the same program beside it (roofscope open run.sqlite run.ncu-rep.csv)",
             )
+        hidden = [PRECISION_TITLES.get(r, r.upper()) for r in PRECISIONS if r in self.hidden_roofs]
+        if hidden:
+            lines.append(f"hidden (Ctrl+P: Toggle roof): {', '.join(hidden)} (no work in them)")
         what = "groups" if self.by == "group" else f"the {LAUNCH_POINTS:,} longest launches"
         lines.insert(
             0,
