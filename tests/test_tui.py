@@ -196,7 +196,9 @@ async def test_export_help_palette_and_quit(in_tmp_cwd):
         app.screen.query_one("#export-path", Input).value = str(in_tmp_cwd / "roof.txt")
         await pilot.press("enter")
         await settle(app, pilot)
-        assert "┤" in (in_tmp_cwd / "roof.txt").read_text()
+        exported = (in_tmp_cwd / "roof.txt").read_text()
+        assert "┤" in exported and "TB/s" in exported  # axes and roof labels
+        assert "x: FLOP/byte at DRAM" in exported and "B/s: L1" in exported  # axis titles, legend
         await pilot.press("question_mark")
         await pilot.pause(0.1)
         assert isinstance(app.screen, HelpScreen)

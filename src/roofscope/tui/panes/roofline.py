@@ -57,6 +57,7 @@ class RooflinePane(Pane, can_focus=True):
         self._defaults_for: int | None = None
         self.rows: list[dict[str, Any]] = []
         self.text = ""
+        self.legend: list[str] = []
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="roofline-chart")
@@ -120,6 +121,7 @@ class RooflinePane(Pane, can_focus=True):
         rows = sum(len(Text(line).wrap(self.app.console, width)) for line in lines)
         legend_box.styles.height = min(rows, LEGEND_ROWS)
         legend_box.update("\n".join(lines))
+        self.legend = lines
         height = self.size.height - min(rows, LEGEND_ROWS)
         if height < 6:
             return
@@ -188,4 +190,5 @@ class RooflinePane(Pane, can_focus=True):
         self.redraw()
 
     def current_text(self) -> str:
-        return Text.from_ansi(self.text).plain
+        """The chart as drawn (roofs labelled on it), then its axes and legend lines."""
+        return "\n".join([Text.from_ansi(self.text).plain, "", *self.legend])
