@@ -106,3 +106,17 @@ async def test_the_pane_uses_the_width_and_hides_roofs_of_unused_precisions(in_t
         assert "hidden (Ctrl+P: Toggle roof): FP64" in legend
         pane.toggle_roof("fp64")
         assert "FP64" in re.sub(r"\x1b\[[0-9;]*m", "", pane.text)
+
+
+async def test_the_kernels_filter_drives_the_points(in_tmp_cwd):
+    app = RoofscopeApp([str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        pane = app.query_one(RooflinePane)
+        every = len(pane.rows)
+        await pilot.press("1", "slash", *"conv", "enter", "2")
+        await settle(app, pilot)
+        assert 0 < len(pane.rows) < every
+        assert all("conv" in r["name"] for r in pane.rows)

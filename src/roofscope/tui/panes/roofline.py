@@ -11,6 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static
 
+from roofscope.analysis.browse import Filter
 from roofscope.charts.roofline import Point, Roof, legend, render
 from roofscope.quantities import (
     AI,
@@ -37,7 +38,7 @@ LEGEND_ROWS = 8  # at most; the chart takes the rest
 class RooflinePane(Pane, can_focus=True):
     KEY = "roofline"
     TITLE = "Roofline"
-    RELOAD_ON = frozenset({Change.DATA, Change.REPORT})
+    RELOAD_ON = frozenset({Change.DATA, Change.REPORT, Change.FILTER})  # Kernels' filter
     EXPORT_SUFFIX = "txt"
     BINDINGS = [
         Binding("l", "level", "AI level", tooltip="arithmetic intensity at DRAM / L2 / L1"),
@@ -68,12 +69,13 @@ class RooflinePane(Pane, can_focus=True):
             self.redraw()
 
     def reload(self) -> None:
-        self._load(self.state.current, self.by)
+        self._load(self.state.current, self.by, self.state.filter)
 
     @work(thread=True, exclusive=True, group="roofline-rows")
-    def _load(self, report: Report, by: str) -> None:
+    def _load(self, report: Report, by: str, flt: Filter) -> None:
+        """The points Kernels' filter leaves (regex, efficiency bin, timeline window)."""
         limit = LAUNCH_POINTS if by == "launch" else None
-        rows = report.rows(by, limit=limit)
+        rows = report.rows(by, flt if flt != Filter() else None, limit=limit)
         flops = report.totals()[FLOPS]
         unused = {p for p in PRECISIONS if p != "fp32" and not (flops.get(p) or 0) > 0}
         self.app.call_from_thread(self._loaded, rows, report.report_id, unused)
