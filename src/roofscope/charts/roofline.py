@@ -24,6 +24,7 @@ class Point:
     share: float  # of the run time, 0..1
     selected: bool = False
     series: int = 0  # which report, when several share a chart (Compare)
+    tag: str = ""  # drawn beside the marker: the top groups' numbers, the selection's name
 
 
 @dataclass(frozen=True)
@@ -161,17 +162,39 @@ def render(
     # pin the axes: invisible corner points keep every roof and point inside the frame
     series.insert(0, Series([x_lo, x_hi], [y_lo, y_hi], marker=" "))
     frame = (x_lo, x_hi, y_lo, y_hi)
-    labels = [] if several else roof_labels(memory, compute, top, frame, width, height)
-    return decade_chart(
-        series,
-        width,
-        height,
-        _decades(x_lo, x_hi),
-        _decades(y_lo, y_hi, height - 3),
-        ascii_only=ascii_only,
-        color=color,
-        labels=labels,
-    )
+    yticks = _decades(y_lo, y_hi, height - 3)
+    # the plot area: the y tick labels and the frame's two sides take columns, the frame and
+    # the x tick labels four rows (plotext's layout, 6.1)
+    area = (width - max(map(len, yticks[1]), default=0) - 2, height - 4)
+    labels = [] if several else roof_labels(memory, compute, top, frame, area, pts)
+    xticks = _decades(x_lo, x_hi)
+
+    def draw(labels: list[Label], color: bool) -> str:
+        return decade_chart(series, width, height, xticks, yticks, ascii_only=ascii_only,
+                            color=color, labels=labels)  # fmt: skip
+
+    # plotext rounds a label's place its own way: while two still collide on screen, the labels
+    # of lowest priority (point tags, then roofs by the order placed) are left out
+    tags = len(labels) - sum(1 for p in pts if p.tag)  # point tags come after the roof labels
+    for _ in range(len(labels)):
+        plain = draw(labels, False)
+        damaged = [i for i, label in enumerate(labels) if label.text not in plain]
+        if not damaged:
+            break
+        # a damaged point tag goes; a damaged roof label goes only if no tag's leaving mends it
+        culprit = next((i for i in damaged if i >= tags), None)
+        if culprit is None:
+            culprit = next(
+                (
+                    i
+                    for i in range(len(labels) - 1, tags - 1, -1)
+                    if labels[damaged[0]].text in draw(labels[:i] + labels[i + 1 :], False)
+                ),
+                damaged[-1],
+            )
+        labels.pop(culprit)
+        tags -= culprit < tags
+    return draw(labels, color)
 
 
 def _roof_color(roof: Roof, several: bool) -> str | tuple[int, int, int] | None:
@@ -185,17 +208,17 @@ def roof_labels(
     compute: list[Roof],
     top: float,
     frame: tuple[float, float, float, float],
-    width: int,
-    height: int,
+    area: tuple[int, int],
+    points: Sequence[Point] = (),
 ) -> list[Label]:
     """Each roof's name and value beside its line, no two on one stretch of one row: compute
     roofs at the right end just above their line, bandwidths at the left along their diagonal.
-    A label that fits nowhere is left out (the legend under the chart lists every roof)."""
+    A label that fits nowhere is left out (the legend under the chart lists every roof). Then
+    each tagged point's tag just right of its marker, where it fits."""
     x_lo, x_hi, y_lo, y_hi = frame
-    cols = max(width - 8, 10)  # plot columns: the y tick labels and the frame take the rest
-    rows = max(height - 3, 4)
-    dx = (x_hi - x_lo) / cols  # data units per column and per row
-    dy = (y_hi - y_lo) / rows
+    cols, rows = max(area[0], 10), max(area[1], 4)  # the plot area, in cells
+    dx = (x_hi - x_lo) / (cols - 1)  # data units per column and per row
+    dy = (y_hi - y_lo) / (rows - 1)
     taken: list[tuple[int, int, int]] = []  # (row, first column, last column)
 
     def place(x: float, y: float, text: str) -> bool:
@@ -203,11 +226,17 @@ def roof_labels(
         col = round((x - x_lo) / dx)
         if row < 0 or row >= rows or col < 0 or col + len(text) > cols:
             return False
-        if any(r == row and c0 <= col + len(text) and col <= c1 for r, c0, c1 in taken):
+        # one cell of margin each side: plotext rounds a position its own way
+        if any(r == row and c0 - 1 <= col + len(text) and col <= c1 + 1 for r, c0, c1 in taken):
             return False
         taken.append((row, col, col + len(text)))
         return True
 
+    for p in points:  # a label never covers a marker
+        if p.ai > 0 and p.flop_per_s > 0:
+            row = round((y_hi - math.log10(p.flop_per_s)) / dy)
+            col = round((math.log10(p.ai) - x_lo) / dx)
+            taken.append((row, col, col))
     labels = []
     for r in sorted(compute, key=lambda r: -r.value):
         text = roof_title(r)
@@ -232,6 +261,11 @@ def roof_labels(
             if place(x, y, text):
                 labels.append(Label(x, y, text, ROOF_COLORS.get(r.name)))
                 break
+    for p in sorted(points, key=lambda p: (not p.selected, -p.share)):
+        if p.tag and p.ai > 0 and p.flop_per_s > 0:
+            x, y = math.log10(p.ai) + 2 * dx, math.log10(p.flop_per_s)
+            if place(x, y, p.tag):
+                labels.append(Label(x, y, p.tag, SELECTED_COLOR if p.selected else POINT_COLOR))
     return labels
 
 

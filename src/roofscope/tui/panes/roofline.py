@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from roofscope.analysis.browse import Filter
 from roofscope.charts.roofline import Point, Roof, legend, render
+from roofscope.present.units import cut
 from roofscope.quantities import (
     AI,
     FLOP_PER_S,
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
 
 LAUNCH_POINTS = 2000  # the longest launches; a chart cell holds a few dozen anyway
 LEGEND_ROWS = 8  # at most; the chart takes the rest
+TOP_TAGGED = 5  # the longest groups numbered on the chart, keyed in the legend
+
+
+def _rank_tag(index: int) -> str:
+    return str(index + 1) if index < TOP_TAGGED else ""
 
 
 class RooflinePane(Pane, can_focus=True):
@@ -108,8 +114,9 @@ class RooflinePane(Pane, can_focus=True):
                 r[FLOP_PER_S] or 0.0,
                 (r[TIME_PCT] or 0.0) / 100,
                 r["name"] == selected,
+                tag=cut(str(r["name"]), 24) if r["name"] == selected else _rank_tag(i),
             )
-            for r in self.rows
+            for i, r in enumerate(self.rows)  # by time, longest first
         ]
         report = self.state.current
         roofs = [
@@ -150,6 +157,9 @@ class RooflinePane(Pane, can_focus=True):
         hidden = [PRECISION_TITLES.get(r, r.upper()) for r in PRECISIONS if r in self.hidden_roofs]
         if hidden:
             lines.append(f"hidden (Ctrl+P: Toggle roof): {', '.join(hidden)} (no work in them)")
+        ranked = [f"{i + 1} {r['name']}" for i, r in enumerate(self.rows[:TOP_TAGGED])]
+        if ranked:
+            lines.insert(0, "longest: " + " · ".join(ranked))
         what = "groups" if self.by == "group" else f"the {LAUNCH_POINTS:,} longest launches"
         lines.insert(
             0,
