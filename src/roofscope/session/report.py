@@ -92,6 +92,17 @@ class Report:
         with self._lock:
             return pager.page(start, size)
 
+    def kernel_names(self, flt: browse.Filter) -> list[str]:
+        """The distinct kernel names of the launches ``flt`` keeps (a launch list's names)."""
+        with self._lock:
+            return [
+                str(r[0])
+                for r in self._con.execute(
+                    f"SELECT DISTINCT kernel FROM launch_view "
+                    f"WHERE report_id = {self.report_id} AND ({flt.sql()})"
+                ).fetchall()
+            ]
+
     def close_pager(self, pager: browse.LaunchPager | None) -> None:
         """Drop a pager's table (a new sort or filter replaced it); later pages of it are empty."""
         if pager is not None:
