@@ -3,16 +3,18 @@ cut, and at 80 columns the columns that say the most stay in sight beside a fixe
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from roofscope.present import columns as cols
 from roofscope.present.units import distinct
 from roofscope.tui.app import RoofscopeApp
 from roofscope.tui.panes.kernels import KernelsPane
 from roofscope.tui.widgets.virtual_table import VirtualTable
+from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 from tests.screen_text import screen_text
 from tests.test_tui import RESNET, opened, settle
@@ -134,3 +136,47 @@ def test_fit_moves_the_kept_columns_beside_the_names():
     narrow = cols.fit(cols.column_set(cols.GROUP, cols.PANE), rows, 50)
     assert narrow.narrow
     assert [c.key for c in narrow.columns[1:5]] == list(cols.PANE_KEEP)
+
+
+async def _export(app: RoofscopeApp, pilot, path: Path) -> list[dict[str, str]]:
+    await pilot.press("e")
+    await pilot.pause(0.1)
+    app.screen.query_one("#export-path", Input).value = str(path)
+    await pilot.press("enter")
+    await settle(app, pilot)
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+async def test_exported_csv_is_numbers_in_base_units(in_tmp_cwd):
+    bf16 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")
+    app = RoofscopeApp([RESNET, bf16])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        groups = await _export(app, pilot, in_tmp_cwd / "groups.csv")
+        rows = {r["name"]: r for r in app.query_one(KernelsPane).rows}
+        for g in groups:
+            row = rows[g["name"]]
+            assert float(g["time_s"]) == pytest.approx(row["time_s"])  # 0.000885…, not 885 µs
+            assert float(g["time_pct"]) == pytest.approx(row["time_pct"])  # 22.58…, not 22.6%
+            assert float(g["efficiency (fraction)"]) == pytest.approx(row["efficiency"])
+            assert float(g["flop_per_s"]) == pytest.approx(row["flop_per_s"])
+            assert float(g["ai_dram (FLOP/B)"]) == pytest.approx(row["ai"]["dram"])
+            assert int(g["launches"]) == row["launches"]
+            assert g["bound"] == row["bound"]
+        await pilot.press("enter")
+        await settle(app, pilot, 5)
+        launches = await _export(app, pilot, in_tmp_cwd / "launches.csv")
+        assert launches and {"launch_id", "kernel", "time_s", "flop_per_s"} <= set(launches[0])
+        assert all(float(r["time_s"]) < 1 for r in launches)
+        await pilot.press("escape", "3")
+        await settle(app, pilot)
+        bins = await _export(app, pilot, in_tmp_cwd / "bins.csv")
+        assert [float(b["efficiency_lo (fraction)"]) for b in bins][:2] == [0.0, 0.1]
+        assert sum(float(b["share (fraction)"]) for b in bins) == pytest.approx(1.0)
+        await pilot.press("7")  # Compare
+        await settle(app, pilot, 5)
+        diff = await _export(app, pilot, in_tmp_cwd / "diff.csv")
+        assert diff and all(float(r["delta_time_s"]) < 1 for r in diff if r["delta_time_s"]), diff[
+            0
+        ]

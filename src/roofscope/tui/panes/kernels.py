@@ -14,6 +14,7 @@ from textual.worker import get_current_worker
 
 from roofscope.analysis.browse import LAUNCH_KEYS, Filter
 from roofscope.errors import RoofscopeError
+from roofscope.output.export import datum
 from roofscope.present import columns as cols
 from roofscope.present import units as f
 from roofscope.present.text import plain
@@ -405,3 +406,12 @@ class KernelsPane(Pane):
         # a file keeps every digit
         body = [[c.full(cols.value(r, c.key)) for c in self.columns] for r in self.rows]
         return header, body
+
+    def current_data(self) -> tuple[list[str], list[list[str]]]:
+        """The groups or the launch list in base units, headed by row key and unit."""
+        if self.drilled_group is not None and self.pager is not None:
+            rows = self.state.current.page(self.pager, 0, self.pager.count)
+            header = [c.unit_title for c in LAUNCH_COLUMNS]
+            return header, [[datum(v) for v in r] for r in rows]
+        header = [c.unit_title for c in self.columns]
+        return header, [[datum(cols.value(r, c.key)) for c in self.columns] for r in self.rows]
