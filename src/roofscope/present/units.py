@@ -95,6 +95,15 @@ def distinct(names: list[str] | tuple[str, ...], width: int) -> dict[str, str]:
     return out
 
 
+def shares(parts: list[dict], least: float = 0.005) -> str:
+    """``TF32 tensor 95%, FP32 5%``: the precision shares of a report (Report.precision),
+    those under ``least`` left out; an em dash when no FLOPs were counted."""
+    shown_parts = [p for p in parts if p["share"] >= least] or parts[:1]
+    if not shown_parts:
+        return "—"
+    return ", ".join(f"{p['title']} {100 * p['share']:.0f}%" for p in shown_parts)
+
+
 # -- cells of tables (the panes' and the report's) -------------------------------------------
 def time(v: float | None) -> str:
     return si(v, "s")

@@ -98,6 +98,7 @@ class KernelsPane(Pane):
         self.columns = GROUP_COLUMNS
         self.table_layout: cols.Layout | None = None
         self.kernel_names: list[str] = []
+        self.precision: list[dict[str, Any]] = []  # the report's FLOPs per precision
 
     @classmethod
     def start_here(cls, session: Session | None) -> bool:
@@ -129,9 +130,11 @@ class KernelsPane(Pane):
     def _load_groups(self, report: Report, flt: Filter) -> None:
         try:
             rows = report.rows("group", flt)
+            precision = [] if report.is_nsys else report.precision()
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
             return
+        self.precision = precision
         self.app.call_from_thread(self._show_groups, rows)
 
     def _column_set(self) -> tuple[cols.Column, ...]:
@@ -223,6 +226,8 @@ class KernelsPane(Pane):
             sort_title = LAUNCH_COLUMNS[self.launch_sort].title
         else:
             parts.append(f"{len(self.rows)} groups")
+            if self.precision:  # which precision did the work (an "fp32" run may be TF32)
+                parts.append(f"FLOPs {f.shares(self.precision)}")
             sort_title = self.columns[self.group_sort].title
         if flt.regex:
             parts.append(f"filter /{flt.regex}/")
