@@ -259,6 +259,5 @@ def precision_shares(
         return []
     parts.sort(key=lambda part: -part[2])
     return [
-        {"precision": key, "title": title, "flops": v, "share": v / total}
-        for key, title, v in parts
+        {"precision": key, "title": title, FLOPS: v, "share": v / total} for key, title, v in parts
     ]
