@@ -155,29 +155,40 @@ def _measured_formulas(
     return out
 
 
-def _dominant_tensor_family(
+def tensor_ops_by_type(
     con: duckdb.DuckDBPyConnection, report_id: int, metrics: set[str]
-) -> str | None:
-    """The tensor data type with the most ops in the report (whose roof the points meet)."""
+) -> dict[str, float]:
+    """Tensor-path ops of the report per data type (``{"tf32": 1.9e10}``) from the aggregate
+    ``sm__ops_path_tensor_src_<type>`` counters; empty when the export has none."""
     aggs = mn.tensor_aggregates(metrics)
     weight = "l.invocations"  # a summary row stands for Invocations launches
     if not aggs:
         aggs = mn.tensor_aggregates(metrics, ".per_second")
         if mn.TIME not in metrics:
-            return None
+            return {}
         weight = f"l.invocations * v.{quote_ident(mn.TIME)}"  # rates × time = ops
     if not aggs:
-        return None
+        return {}
     sums = ", ".join(f"sum(v.{quote_ident(a)} * {weight})" for a in aggs)
     row = memo_one(
         con,
         f"SELECT {sums} FROM values_r{report_id} v JOIN launches l "
         f"ON l.launch_id = v.launch_id AND l.report_id = {report_id}",
     )
-    totals = {}
+    totals: dict[str, float] = {}
     for agg, total in zip(aggs, row or (), strict=False):
         fam = _family(agg)
         totals[fam] = totals.get(fam, 0.0) + (total or 0.0)
+    return totals
+
+
+def _dominant_tensor_family(
+    con: duckdb.DuckDBPyConnection, report_id: int, metrics: set[str]
+) -> str | None:
+    """The tensor data type with the most ops in the report (whose roof the points meet)."""
+    totals = tensor_ops_by_type(con, report_id, metrics)
+    if not totals:
+        return None
     best = max(totals, key=lambda f: totals[f])
     return best if totals[best] > 0 else None
 

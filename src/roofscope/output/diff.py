@@ -154,6 +154,11 @@ def _md(text: str) -> str:
 
 def to_csv(doc: dict[str, Any]) -> str:
     """One row per diff row, both sides' numbers flattened (``before_time_s``, …)."""
+    return dicts_csv(flat_rows(doc))
+
+
+def flat_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The diff rows one level deep, in base units: what CSV and the Compare pane's file hold."""
     rows = []
     for r in doc["rows"]:
         flat = {k: v for k, v in r.items() if k not in ("before", "after")}
@@ -163,7 +168,7 @@ def to_csv(doc: dict[str, Any]) -> str:
             for key, value in (r[side] or {}).items():
                 flat[f"{side}_{key}"] = value
         rows.append(flat)
-    return dicts_csv(rows)
+    return rows
 
 
 def renderable(doc: dict[str, Any], width: int, top: int | None = None) -> Group:

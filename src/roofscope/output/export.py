@@ -23,6 +23,22 @@ def table_text(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -
     return buffer.getvalue()
 
 
+def datum(value: object) -> str:
+    """A value as a data file writes it: every digit of a number in its base unit (seconds,
+    FLOP/s, a 0..1 fraction), empty for unknown, text as it is; never ``885 µs``."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value) if value == value else ""
+    return str(value)
+
+
+def dicts_table(rows: Sequence[dict[str, object]]) -> tuple[list[str], list[list[str]]]:
+    """Rows of dicts as a header (keys in order of first appearance) and data cells."""
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    return fields, [[datum(r.get(k)) for k in fields] for r in rows]
+
+
 def dicts_csv(rows: Sequence[dict[str, object]]) -> str:
     """Rows of dicts as CSV, columns in order of first appearance (empty text for no rows)."""
     buffer = io.StringIO()

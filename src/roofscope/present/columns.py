@@ -62,9 +62,24 @@ class Column:
     views: frozenset[str] = VIEWS
     left: bool = False  # text, aligned left; numbers align right
     exact: Callable[[Any], str] | None = None
+    short: Callable[[Any], str] | None = None  # the cell where the pane is narrow (bound → roof)
 
     def full(self, value: Any) -> str:
         return (self.exact or self.fmt)(value)
+
+    def cell(self, value: Any, narrow: bool = False) -> str:
+        """The pane's cell; ``narrow``: the short form where the column has one."""
+        return (self.short if narrow and self.short else self.fmt)(value)
+
+    @property
+    def unit_title(self) -> str:
+        """The header of an exported file: the row key, as ``report --format csv`` writes it,
+        with the unit where the key does not say it (``time_s``, ``efficiency (fraction)``)."""
+        key = self.key.replace(".", "_")  # nsys.time_pct -> nsys_time_pct, as in report's CSV
+        q = QUANTITIES.get(self.key.removeprefix(NSYS_KEY))
+        if q is None or key.endswith(("_s", "_pct", "per_s")) or q.key in (BOUND, LAUNCHES):
+            return key
+        return f"{key} ({q.unit or 'fraction'})"
 
 
 def _q(
@@ -120,7 +135,7 @@ COLUMNS: tuple[Column, ...] = (
     _q(FLOP_PER_S, u.rate, 13, (GROUP, LAUNCH)),
     _q(ai_key("dram"), u.num, 8, (GROUP, LAUNCH)),
     _q(ai_key("l2"), u.num, 8, (GROUP,), (TABLE, MARKDOWN)),
-    _q(BOUND, u.text, 15, (GROUP,), (PANE, MARKDOWN), left=True),
+    _q(BOUND, u.text, 15, (GROUP,), (PANE, MARKDOWN), left=True, short=roof),
     Column(BOUND, "roof", "roof", roof, 8, frozenset((GROUP,)), frozenset((TABLE,)), left=True),
     _q(EFFICIENCY, u.frac, 5, (GROUP, LAUNCH)),
     *(_q(k, u.frac, w, (LAUNCH,)) for k, w in zip(UTIL_EFF, (6, 5, 5), strict=True)),
@@ -152,3 +167,50 @@ def value(row: Mapping[str, Any], key: str) -> Any:
     if key.startswith(f"{AI}_") and isinstance(row.get(AI), Mapping):
         return row[AI][key.removeprefix(f"{AI}_")]
     return row.get(key)
+
+
+# -- the pane's layout at the terminal's width ------------------------------------------------
+NAME_MIN = 16  # a name column narrower than this says nothing
+NAME_WANT = 40  # full-length cells (``compute (tensor)``) while the names get this much
+PANE_KEEP = (TIME_S, TIME_PCT, BOUND, EFFICIENCY)  # in sight at 80 columns, beside the names
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Columns in the order shown with each one's width; the name column (first) is fixed
+    when scrolling right; ``narrow``: cells in their short form."""
+
+    columns: tuple[Column, ...]
+    widths: tuple[int, ...]
+    narrow: bool
+
+
+def fit(
+    columns: tuple[Column, ...],
+    rows: list[Mapping[str, Any]],
+    width: int,
+    pad: int = 2,
+    keep: tuple[str, ...] = PANE_KEEP,
+) -> Layout:
+    """Lay ``columns`` (the name first) out in ``width`` terminal columns, each cell taking
+    ``pad`` more: numbers as wide as their widest cell (never cut), the name column the width
+    left over (up to its longest name). When that leaves the names under NAME_WANT the cells
+    take their short forms; when it leaves them under NAME_MIN, the ``keep`` columns move up
+    beside the names and the others follow, reached by scrolling right."""
+    name, others = columns[0], columns[1:]
+    longest = max([len(name.title), *(len(u.text(value(r, name.key))) for r in rows)])
+
+    def need(c: Column, narrow: bool) -> int:
+        cells = (len(c.cell(value(r, c.key), narrow)) for r in rows)
+        return max([len(c.title), *cells])
+
+    for narrow in (False, True):
+        widths = [need(c, narrow) for c in others]
+        room = width - pad - sum(w + pad for w in widths)
+        if room >= min(longest, NAME_WANT if not narrow else NAME_MIN):
+            return Layout(columns, (min(longest, room), *widths), narrow)
+    first = [c for c in others if c.key in keep]
+    order = (name, *first, *(c for c in others if c not in first))
+    widths = [need(c, True) for c in order[1:]]
+    room = width - pad - sum(need(c, True) + pad for c in first)
+    return Layout(order, (max(NAME_MIN, min(longest, room)), *widths), True)

@@ -54,6 +54,56 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _shared_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def distinct(names: list[str] | tuple[str, ...], width: int) -> dict[str, str]:
+    """Each name in at most ``width`` characters, names that share a long prefix kept apart.
+
+    A name that fits stays whole; one whose difference from its nearest neighbour lies within
+    an end cut is cut at the end (:func:`cut`); one whose difference lies past it (Julia and
+    CUTLASS template instantiations differ deep inside) keeps its head, then ``…`` and the
+    stretch where it starts to differ, so ``void cutlass::Kernel<…_128x256_…>`` and
+    ``void cutlass::Kernel<…_256x128_…>`` still read apart."""
+    unique = sorted(set(names))
+    out: dict[str, str] = {}
+    for i, name in enumerate(unique):
+        if len(name) <= width:
+            out[name] = name
+            continue
+        if width < 8:
+            out[name] = cut(name, width)
+            continue
+        # where this name first differs from the names nearest it in sorted order
+        near = [unique[j] for j in (i - 1, i + 1) if 0 <= j < len(unique)]
+        differs = max((_shared_prefix(name, other) for other in near), default=0)
+        if differs < width - 1:
+            out[name] = cut(name, width)
+            continue
+        head = max(4, width // 3)
+        rest = width - head - 1  # the window after the first ellipsis
+        start = max(head, differs - rest // 3)  # a little context before the difference
+        window = name[start:]
+        if len(window) > rest:
+            window = window[: rest - 1] + "…"
+        out[name] = name[:head] + "…" + window
+    return out
+
+
+def shares(parts: list[dict], least: float = 0.005) -> str:
+    """``TF32 tensor 95%, FP32 5%``: the precision shares of a report (Report.precision),
+    those under ``least`` left out; an em dash when no FLOPs were counted."""
+    shown_parts = [p for p in parts if p["share"] >= least] or parts[:1]
+    if not shown_parts:
+        return "—"
+    return ", ".join(f"{p['title']} {100 * p['share']:.0f}%" for p in shown_parts)
+
+
 # -- cells of tables (the panes' and the report's) -------------------------------------------
 def time(v: float | None) -> str:
     return si(v, "s")

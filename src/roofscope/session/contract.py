@@ -36,6 +36,7 @@ def report_dict(session: Session, by: str = "group", top: int | None = None) -> 
             "kernels": totals["kernels"],
             TIME_S: totals[TIME_S],
             FLOPS: totals[FLOPS],
+            "precision": r.precision(),
             BYTES: totals[BYTES],
             "ceilings": [c.to_dict() for c in r.ceilings],
             EFFICIENCY: r.histogram(),

@@ -15,7 +15,7 @@ import duckdb
 
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule, default_rules
-from roofscope.hardware.ceilings import load_ceilings_file, resolve_ceilings
+from roofscope.hardware.ceilings import load_ceilings_file, resolve_ceilings, tensor_ops_by_type
 from roofscope.hardware.specs import GpuSpec, find_gpu, match_device_name
 from roofscope.metrics import FP16_CONVENTIONS, MetricPlan, plan_report, store_facts
 from roofscope.quantities import CACHE_LEVELS
@@ -96,6 +96,7 @@ def read_reports(
             r.cc,
             traffic_levels(r.plan),
         )
+        r.tensor_types = tensor_ops_by_type(con, r.report_id, metrics.get(r.report_id, set()))
     return reports
 
 
@@ -157,3 +158,4 @@ def store_default_facts(con: duckdb.DuckDBPyConnection) -> None:
         # launch land in ``query_memo`` under the same SQL a re-open asks for.
         resolve_ceilings(con, rid, metrics.get(rid, set()), spec, cc=plan_cc(cc, spec),
                          traffic_levels=traffic_levels(plan))  # fmt: skip
+        tensor_ops_by_type(con, rid, metrics.get(rid, set()))  # the precision shares' scan

@@ -27,6 +27,7 @@ from roofscope.quantities import (
     FLOPS_TOTAL,
     LAUNCHES,
     LEVELS,
+    PRECISION_TITLES,
     PRECISIONS,
     TIME_S,
     flop_per_s,
@@ -51,6 +52,8 @@ class Report:
     _con: duckdb.DuckDBPyConnection = field(repr=False, compare=False, kw_only=True)
     _lock: threading.RLock = field(repr=False, compare=False, kw_only=True)
     ceilings: list[Ceiling] = field(default_factory=list)
+    # tensor-path ops per data type ({"tf32": 1.9e10}) where the counters give them
+    tensor_types: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     # the nsys report this ncu report's kernels are joined to (set when the views are built)
     partner: Report | None = field(default=None, repr=False, compare=False)
@@ -91,6 +94,17 @@ class Report:
     def page(self, pager: browse.LaunchPager, start: int, size: int) -> list[tuple]:
         with self._lock:
             return pager.page(start, size)
+
+    def kernel_names(self, flt: browse.Filter) -> list[str]:
+        """The distinct kernel names of the launches ``flt`` keeps (a launch list's names)."""
+        with self._lock:
+            return [
+                str(r[0])
+                for r in self._con.execute(
+                    f"SELECT DISTINCT kernel FROM launch_view "
+                    f"WHERE report_id = {self.report_id} AND ({flt.sql()})"
+                ).fetchall()
+            ]
 
     def close_pager(self, pager: browse.LaunchPager | None) -> None:
         """Drop a pager's table (a new sort or filter replaced it); later pages of it are empty."""
@@ -140,6 +154,12 @@ class Report:
             FLOPS: flops,
             BYTES: bytes_,
         }
+
+    def precision(self) -> list[dict[str, Any]]:
+        """Which precision did the work: each precision's share of the report's FLOPs, the
+        largest first (``[{"precision": "tensor_tf32", "title": "TF32 tensor", "flops": …,
+        "share": 0.95}, …]``); tensor FLOPs split by data type where the counters give it."""
+        return precision_shares(self.totals()[FLOPS], self.tensor_types)
 
     def phase_totals(self, ranges: list[list]) -> list[dict[str, Any]]:
         """Kernels, time and FLOPs of launch-ID ranges (a profiling run's phases)."""
@@ -215,3 +235,29 @@ class Report:
         """Per-GPU averages, energy and low-utilisation time of a GPU recording."""
         with self._lock:
             return [g.to_dict() for g in summarise(self._con, self.report_id)]
+
+
+def precision_shares(
+    flops: dict[str, float | None], tensor_types: dict[str, float]
+) -> list[dict[str, Any]]:
+    """Shares of the FLOPs per precision (zero ones left out); the tensor FLOPs are split in
+    the proportions of the tensor ops per data type, "tensor" alone when none is known."""
+    parts: list[tuple[str, str, float]] = []
+    known = {t: v for t, v in tensor_types.items() if v and v > 0}
+    for p in PRECISIONS:
+        value = flops.get(p)
+        if not value:
+            continue
+        if p == "tensor" and known:
+            ops = sum(known.values())
+            for t, v in known.items():
+                parts.append((f"tensor_{t}", f"{t.upper()} tensor", value * v / ops))
+        else:
+            parts.append((p, PRECISION_TITLES[p], value))
+    total = sum(v for _, _, v in parts)
+    if not total:
+        return []
+    parts.sort(key=lambda part: -part[2])
+    return [
+        {"precision": key, "title": title, FLOPS: v, "share": v / total} for key, title, v in parts
+    ]

@@ -95,6 +95,11 @@ class Pane(Vertical):
         """What the pane shows, as a header and rows of text."""
         return [], []
 
+    def current_data(self) -> tuple[list[str], list[list[str]]]:
+        """What the pane shows as data, for a CSV file: numbers in base units, every digit,
+        units in the header (as ``roofscope report --format csv`` writes them)."""
+        return self.current_table()
+
     def current_text(self) -> str:
         """What a chart pane shows, as plain text."""
         return ""
@@ -102,5 +107,7 @@ class Pane(Vertical):
     def export(self, path: str) -> Path:
         if self.EXPORT_SUFFIX == "txt":
             return write_text(path, self.current_text())
-        header, rows = self.current_table()
+        # Markdown is pasted for people to read; CSV is read by programs
+        markdown = Path(path).suffix.lower() == ".md"
+        header, rows = self.current_table() if markdown else self.current_data()
         return write_table(path, header, rows)

@@ -23,6 +23,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
 from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
+from roofscope.output.export import dicts_table
 from roofscope.present.text import plain, shown, shown_doc
 from roofscope.present.units import cut, si
 from roofscope.quantities import (
@@ -349,6 +350,12 @@ class ComparePane(Pane, can_focus=True):
         if not self.doc:
             return [], []
         return out.header(self.doc), [out.cells(r, self.by) for r in self.doc["rows"]]
+
+    def current_data(self) -> tuple[list[str], list[list[str]]]:
+        """The diff rows as ``roofscope diff --format csv`` writes them (base units)."""
+        if not self.doc:
+            return [], []
+        return dicts_table(out.flat_rows(self.doc))
 
     def current_text(self) -> str:
         return Text.from_ansi(self.text).plain

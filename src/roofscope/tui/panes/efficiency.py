@@ -11,6 +11,7 @@ from textual.containers import Horizontal
 from textual.widgets import DataTable, Static
 
 from roofscope.analysis.browse import Filter
+from roofscope.output.export import datum
 from roofscope.present import units as f
 from roofscope.quantities import EFFICIENCY, HEADROOM_S, LAUNCHES, TIME_S
 from roofscope.tui.messages import FilterKernels, GroupSelected, ShowPane
@@ -128,14 +129,22 @@ class EfficiencyPane(Pane):
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         total = sum(b[TIME_S] for b in self.data.get("bins", [])) or 1.0
-        header = [EFFICIENCY, TIME_S, "kernels", "time_x_efficiency_s", "share"]
+        header = [
+            "efficiency_lo (fraction)",
+            "efficiency_hi (fraction)",
+            TIME_S,
+            "kernels",
+            "time_x_efficiency_s",
+            "share (fraction)",
+        ]
         rows = [
             [
-                f"{b['lo']:.1f}-{b['hi']:.1f}",
-                str(b[TIME_S]),
-                str(b["kernels"]),
-                str(b["time_x_efficiency_s"]),
-                f"{b[TIME_S] / total:.4f}",
+                datum(b["lo"]),
+                datum(b["hi"]),
+                datum(b[TIME_S]),
+                datum(b["kernels"]),
+                datum(b["time_x_efficiency_s"]),
+                datum(b[TIME_S] / total),
             ]
             for b in self.data.get("bins", [])
         ]

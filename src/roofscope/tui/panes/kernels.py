@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,8 +14,12 @@ from textual.worker import get_current_worker
 
 from roofscope.analysis.browse import LAUNCH_KEYS, Filter
 from roofscope.errors import RoofscopeError
+from roofscope.output.export import datum
 from roofscope.present import columns as cols
 from roofscope.present import units as f
+from roofscope.present.text import plain
+from roofscope.present.units import distinct as cut_names
+from roofscope.quantities import EFFICIENCY
 from roofscope.session import AXES, Report, Session
 from roofscope.tui.messages import (
     AxisChanged,
@@ -91,6 +96,9 @@ class KernelsPane(Pane):
         self.drilled_group: str | None = None
         self.pager: Any = None
         self.columns = GROUP_COLUMNS
+        self.table_layout: cols.Layout | None = None
+        self.kernel_names: list[str] = []
+        self.precision: list[dict[str, Any]] = []  # the report's FLOPs per precision
 
     @classmethod
     def start_here(cls, session: Session | None) -> bool:
@@ -105,14 +113,9 @@ class KernelsPane(Pane):
         table: DataTable[str] = PlainTable(
             id="groups", squeeze=("group",), cursor_type="row", zebra_stripes=True
         )
-        # fixed widths: a layout that does not depend on when DataTable measures its cells
-        for c in GROUP_COLUMNS:
-            table.add_column(c.title, key=c.title, width=c.width)
+        table.fixed_columns = 1  # the names stay put when scrolling right
         yield table
-        yield VirtualTable(
-            [Column(c.title, c.width, c.fmt, right=not c.left) for c in LAUNCH_COLUMNS],
-            id="launches",
-        )
+        yield VirtualTable(self._launch_columns(None, 0), id="launches", fixed=2)
 
     def on_mount(self) -> None:
         self.reload()
@@ -127,9 +130,11 @@ class KernelsPane(Pane):
     def _load_groups(self, report: Report, flt: Filter) -> None:
         try:
             rows = report.rows("group", flt)
+            precision = [] if report.is_nsys else report.precision()
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
             return
+        self.precision = precision
         self.app.call_from_thread(self._show_groups, rows)
 
     def _column_set(self) -> tuple[cols.Column, ...]:
@@ -147,9 +152,6 @@ class KernelsPane(Pane):
         if columns != self.columns:
             self.columns = columns
             self.group_sort = 2  # time
-            table.clear(columns=True)
-            for c in columns:
-                table.add_column(c.title, key=c.title, width=c.width)
         key = self.columns[self.group_sort].key
         rows = sorted(rows, key=lambda r: _sort_value(r, key), reverse=self.descending)
         if self.descending:  # keep unknowns last either way
@@ -157,14 +159,63 @@ class KernelsPane(Pane):
                 r for r in rows if _sort_value(r, key)[0] is True
             ]
         self.rows = rows
+        self._fill_groups(table)
+        self._status()
+
+    def _width(self) -> int:
+        """The width tables lay out in: the pane's, less a vertical scrollbar."""
+        return max((self.size.width or self.app.size.width) - 2, 40)
+
+    def _fill_groups(self, table: DataTable) -> None:
+        """The rows in columns fitted to the pane's width (present.columns.fit)."""
+        rows = self.rows
+        layout = cols.fit(self.columns, rows, self._width(), pad=2 * table.cell_padding)
+        if layout != self.table_layout:
+            self.table_layout = layout
+            table.clear(columns=True)
+            for c, w in zip(layout.columns, layout.widths, strict=True):
+                label = c.title if c.left else Text(c.title, justify="right")
+                table.add_column(label, key=c.title, width=w)
         selected = self.state.group
         table.clear()
+        names = cut_names([str(r["name"]) for r in rows], layout.widths[0])
         for r in rows:
-            table.add_row(*(c.fmt(cols.value(r, c.key)) for c in self.columns), key=str(r["name"]))
-        names = [r["name"] for r in rows]
-        if selected in names:
-            table.move_cursor(row=names.index(selected))
-        self._status()
+            cells: list[str | Text] = [names[str(r["name"])]]
+            for c in layout.columns[1:]:
+                cell = c.cell(cols.value(r, c.key), layout.narrow)
+                cells.append(cell if c.left else plain(cell, justify="right"))
+            table.add_row(*cells, key=str(r["name"]))
+        keys = [r["name"] for r in rows]
+        if selected in keys:
+            table.move_cursor(row=keys.index(selected))
+
+    def on_resize(self) -> None:
+        if self.rows and self.table_layout is not None:
+            self._fill_groups(self.query_one("#groups", DataTable))
+        if self.drilled_group is not None:
+            self.query_one("#launches", VirtualTable).set_columns(
+                self._launch_columns(self.kernel_names, self._width())
+            )
+
+    def _launch_columns(self, kernels: list[str] | None, width: int) -> list[Column]:
+        """The launch list's columns; the kernel names take the width the others leave (at
+        least NAME_MIN), names sharing a long prefix cut apart."""
+        others = sum(c.width + 1 for c in LAUNCH_COLUMNS if c.key != "kernel")
+        longest = max((len(k) for k in kernels or ()), default=0)
+        room = width - others - 1
+        if room < cols.NAME_WANT:  # narrow: the columns up to eff stay in sight, more scroll
+            upto = [c.key for c in LAUNCH_COLUMNS].index(EFFICIENCY) + 1
+            room = width - sum(c.width + 1 for c in LAUNCH_COLUMNS[:upto] if c.key != "kernel")
+        name_width = max(cols.NAME_MIN, min(longest, room - 1))
+        names = cut_names(kernels or [], name_width)
+        out = []
+        for c in LAUNCH_COLUMNS:
+            if c.key == "kernel":
+                fmt = lambda v, n=names: n.get(str(v)) or f.text(v)  # noqa: E731
+                out.append(Column(c.title, name_width, fmt, right=False))
+            else:
+                out.append(Column(c.title, c.width, c.fmt, right=not c.left))
+        return out
 
     def _status(self) -> None:
         parts = [self.state.label()]
@@ -175,6 +226,8 @@ class KernelsPane(Pane):
             sort_title = LAUNCH_COLUMNS[self.launch_sort].title
         else:
             parts.append(f"{len(self.rows)} groups")
+            if self.precision:  # which precision did the work (an "fp32" run may be TF32)
+                parts.append(f"FLOPs {f.shares(self.precision)}")
             sort_title = self.columns[self.group_sort].title
         if flt.regex:
             parts.append(f"filter /{flt.regex}/")
@@ -208,6 +261,7 @@ class KernelsPane(Pane):
     @work(thread=True, exclusive=True, group="kernels-launches")
     def _load_launches(self, report: Report, flt: Filter, sort: str, descending: bool) -> None:
         pager = report.pager(flt, sort, descending)
+        kernels = report.kernel_names(flt)
         if get_current_worker().is_cancelled:  # a newer sort or filter replaced this one
             report.close_pager(pager)
             return
@@ -215,16 +269,18 @@ class KernelsPane(Pane):
         def fetch(start: int, size: int) -> list[tuple]:
             return report.page(pager, start, size)
 
-        self.app.call_from_thread(self._show_launches, pager, fetch)
+        self.app.call_from_thread(self._show_launches, pager, fetch, kernels)
 
     @work(thread=True, group="kernels-close")
     def _close_pager(self, pager: Any) -> None:
         """Drop a replaced launch list's table off the UI thread (it waits for the session lock)."""
         self.state.current.close_pager(pager)
 
-    def _show_launches(self, pager: Any, fetch: Any) -> None:
+    def _show_launches(self, pager: Any, fetch: Any, kernels: list[str]) -> None:
         old, self.pager = self.pager, pager
         table = self.query_one("#launches", VirtualTable)
+        self.kernel_names = kernels
+        table.set_columns(self._launch_columns(kernels, self._width()))
         table.set_source(fetch, pager.count)
         self._close_pager(old)
         table.focus()
@@ -355,3 +411,12 @@ class KernelsPane(Pane):
         # a file keeps every digit
         body = [[c.full(cols.value(r, c.key)) for c in self.columns] for r in self.rows]
         return header, body
+
+    def current_data(self) -> tuple[list[str], list[list[str]]]:
+        """The groups or the launch list in base units, headed by row key and unit."""
+        if self.drilled_group is not None and self.pager is not None:
+            rows = self.state.current.page(self.pager, 0, self.pager.count)
+            header = [c.unit_title for c in LAUNCH_COLUMNS]
+            return header, [[datum(v) for v in r] for r in rows]
+        header = [c.unit_title for c in self.columns]
+        return header, [[datum(cols.value(r, c.key)) for c in self.columns] for r in self.rows]

@@ -38,7 +38,8 @@ class Column:
 
 class VirtualTable(ScrollView, can_focus=True):
     """Rows come from ``fetch(start, size)``; ``count`` of them in all. Row 0 of the view is
-    the header, pinned while scrolling."""
+    the header, pinned while scrolling; the first ``fixed`` columns (the names) stay put when
+    scrolling right."""
 
     DEFAULT_CSS = """
     VirtualTable { height: 1fr; }
@@ -74,9 +75,10 @@ class VirtualTable(ScrollView, can_focus=True):
     class Selected(Highlighted):
         """Enter on ``row``."""
 
-    def __init__(self, columns: Sequence[Column], **kwargs: Any):
+    def __init__(self, columns: Sequence[Column], fixed: int = 0, **kwargs: Any):
         super().__init__(**kwargs)
         self.columns = list(columns)
+        self.fixed = fixed
         self.count = 0
         self._fetch: Callable[[int, int], list[tuple]] | None = None
         self._pages: dict[int, list[tuple]] = {}
@@ -91,12 +93,23 @@ class VirtualTable(ScrollView, can_focus=True):
         self.count = count
         self._pages.clear()
         self._pending.clear()
-        width = sum(c.width + 1 for c in self.columns)
-        self.virtual_size = Size(width, count + 1)
+        self._resize_virtual()
         self.cursor = 0
         self.scroll_to(0, 0, animate=False)
         self.refresh()
         self._announce()
+
+    def set_columns(self, columns: Sequence[Column]) -> None:
+        """New column widths (the terminal was resized); the rows stay."""
+        self.columns = list(columns)
+        for page in self._pages.values():
+            self._fit(page)
+        self._resize_virtual()
+        self.refresh()
+
+    def _resize_virtual(self) -> None:
+        width = sum(c.width + 1 for c in self.columns)
+        self.virtual_size = Size(width, self.count + 1)
 
     def row(self, index: int) -> tuple | None:
         page = self._pages.get(index // PAGE)
@@ -140,16 +153,17 @@ class VirtualTable(ScrollView, can_focus=True):
                 self.columns[i] = replace(col, width=need)
                 wider = True
         if wider:
-            width = sum(c.width + 1 for c in self.columns)
-            self.virtual_size = Size(width, self.count + 1)
+            self._resize_virtual()
 
     # -- drawing ---------------------------------------------------------------------------
-    def _cells(self, values: Sequence[str]) -> str:
+    def _cells(self, values: Sequence[str]) -> tuple[str, str]:
+        """The fixed columns' text (with the space after them) and the scrolled columns'."""
         parts = []
         for col, text in zip(self.columns, values, strict=False):
             text = cut(shown(text), col.width)
             parts.append(text.rjust(col.width) if col.right else text.ljust(col.width))
-        return " ".join(parts)
+        fixed = " ".join(parts[: self.fixed])
+        return (fixed + " " if fixed else ""), " ".join(parts[self.fixed :])
 
     def render_line(self, y: int) -> Strip:
         width = self.size.width
@@ -170,7 +184,10 @@ class VirtualTable(ScrollView, can_focus=True):
             style = self.rich_style
             if index == self.cursor:
                 style = style + self.get_component_rich_style("virtual-table--cursor")
-        text = text[scroll_x : scroll_x + width].ljust(width)
+        fixed, rest = text
+        # the scrolled part moves under the fixed one: scroll_x counts from its first column
+        text = (fixed + rest[scroll_x : scroll_x + max(width - len(fixed), 0)])[:width]
+        text = text.ljust(width)
         return Strip([Segment(text, style or Style())], width)
 
     # -- moving ----------------------------------------------------------------------------
