@@ -9,6 +9,15 @@ Standard library only, so the name table in ``tests/data/kernel_groups.csv`` can
     python3 tools/kernel_names.py sample_reports ../shared/samples > /tmp/names.tsv
 
 A name is printed once, with the first file (in sorted path order) it was seen in.
+
+``--table`` prints instead a draft of the table's real rows as CSV (``name,group,source``), with
+the group today's rules give (review every group before committing it): every Inductor/Triton
+name, at most ``--per-group`` (25) names of each other group and 20 names no rule matches.
+``../shared/samples/wild`` is left out of the table on purpose: its SOURCES.md asks that
+nothing from those files be copied into the repository.
+
+    PYTHONPATH=src python3 tools/kernel_names.py --table sample_reports tests/data \\
+        ../shared/samples/h100 ../shared/samples/generated ../shared/samples/public
 """
 
 from __future__ import annotations
@@ -112,7 +121,8 @@ def names(path: Path) -> Iterator[str]:
         yield from _csv_names(path)
 
 
-def main(roots: list[str]) -> None:
+def distinct(roots: list[str]) -> dict[str, str]:
+    """Each distinct name -> the first file it was seen in."""
     seen: dict[str, str] = {}
     for root in roots:
         base = Path(root)
@@ -127,9 +137,39 @@ def main(roots: list[str]) -> None:
                 continue
             for name in found:
                 seen.setdefault(name, str(path))
+    return seen
+
+
+def table(seen: dict[str, str], per_group: int = 25, unmatched: int = 20) -> None:
+    from roofscope.grouping import BUILTIN_RULES, Grouper
+
+    names = list(seen)
+    taken: dict[str, int] = {}
+    out = csv.writer(sys.stdout, lineterminator="\n")
+    out.writerow(["name", "group", "source"])
+    for name, (group, why) in zip(names, Grouper(BUILTIN_RULES).match_all(names), strict=True):
+        key = "(base name)" if why == "base name" else group
+        limit = unmatched if why == "base name" else per_group
+        if not name.startswith("triton_") and taken.get(key, 0) >= limit:
+            continue
+        taken[key] = taken.get(key, 0) + 1
+        out.writerow([name, group, seen[name].replace("../shared/", "shared/")])
+
+
+def main(args: list[str]) -> None:
+    as_table = "--table" in args
+    per_group = 25
+    if "--per-group" in args:
+        per_group = int(args[args.index("--per-group") + 1])
+        args = [a for a in args if a != str(per_group)]
+    roots = [a for a in args if not a.startswith("--")]
+    seen = distinct(roots or ["sample_reports", "../shared/samples"])
+    if as_table:
+        table(seen, per_group)
+        return
     for name, path in seen.items():
         print(f"{name}\t{path}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or ["sample_reports", "../shared/samples"])
+    main(sys.argv[1:])
