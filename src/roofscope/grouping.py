@@ -119,7 +119,7 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # cub device-wide algorithms (cub::Device*, also in at_cuda_detail:: and un-namespaced
         # as ncu prints them), by the op: sort, scan, select/unique, histogram, reduce
         (r"Device(Segmented)?(RadixSort|MergeSort|Sort)\w*Kernel|bitonicSort|radixSortKV", "sort"),
-        (r"Device(Scan|Scan\w+)Kernel|tensor_kernel_scan", "scan"),
+        (r"DeviceScan\w*Kernel|tensor_kernel_scan", "scan"),
         (r"Device(Select|Compact|UniqueByKey|RunLengthEncode)\w*Kernel", "select/unique"),
         (r"DeviceHistogram\w*Kernel", "histogram"),
         # sparse products (cuSPARSE, DGL's SpMM/SDDMM), before "reduction": their names carry

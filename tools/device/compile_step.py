@@ -1,3 +1,13 @@
+# The workload behind tests/data/device/torch_compile_encoder_h100.ncu-raw.csv.gz (issue 18):
+# a torch.compile'd and an eager training step of a two-layer TransformerEncoder (embedding,
+# pre-norm, dropout, bf16 autocast, cross entropy, fused AdamW), SDPA forward+backward under each
+# backend (cuDNN, flash, memory-efficient, math), a max-autotune matmul+layer_norm+softmax
+# (triton_tem_*), torch._grouped_mm (CUTLASS 3), an fp8 _scaled_mm, RNG, sort, cumsum, unique
+# and EmbeddingBag. Two warm-up rounds, then one round between cudaProfilerStart/Stop.
+# Kept as it ran (written tersely to fit one device command). On an H100 with PyTorch 2.11:
+#   ncu --profile-from-start off --metrics gpu__time_duration.sum -f -o rep python3 compile_step.py
+#   ncu -i rep.ncu-rep --csv --page raw > torch_compile_encoder_h100.ncu-raw.csv
+# tools/kernel_names.py lists its kernel names.
 import os,torch,torch.nn as nn,torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel,SDPBackend as B
 d='cuda';torch.manual_seed(0)
