@@ -53,6 +53,17 @@ ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<(int)4, at::native
         ),
         ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm *)", "NCCL"),
         ("flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 32, 4>>", "attention"),
+        # cuDNN SDPA says "fprop": attention, not a convolution (issue 18)
+        (
+            "cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x64_4x1x1"
+            "_cga1x1x1_kernel0_0",
+            "attention",
+        ),
+        # Inductor kernels by their op words (tests/data/kernel_groups.csv has many more)
+        ("triton_poi_fused__to_copy_6", "element-wise"),
+        ("triton_per_fused_add_native_dropout_native_layer_norm_transpose_view_8", "layer norm"),
+        ("triton_red_fused_sum_view_0", "reduction"),
+        ("triton_tem_fused_mm_0", "GEMM"),
         (
             "void at::native::reduce_kernel<(int)128, (int)4, at::native::ReduceOp<float>>(T3)",
             "reduction",

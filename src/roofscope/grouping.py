@@ -31,9 +31,46 @@ class Rule:
         check_regex(self.pattern, self.origin)
 
 
+# Built-in rules, first match wins; matched case-insensitively anywhere in the demangled name.
+# Order matters where names carry more than one family's words:
+#  - attention before convolution: cuDNN's SDPA kernels say "fprop"/"bprop"
+#    (cudnn_generated_fort_native_sdpa_sm90_flash_fprop_...), FlashAttention's say "flash_fwd";
+#  - Inductor/Triton names (triton_{poi,per,red,tem,for}_fused_<aten ops>_<n>) before the generic
+#    word rules: their op words ("transpose", "clone", "sum", "native_dropout") would otherwise
+#    scatter one compiled step over dozens of groups or the wrong ones;
+#  - convolution before GEMM: implicit-GEMM convolutions say "gemm" too;
+#  - specific families (loss, RNG, embedding, optimizer, NCCL, cub) before "reduction" and
+#    "element-wise", whose words (reduce, elementwise) they contain.
+# docs/decisions.md ("Built-in grouping for today's stacks") gives the reasons; the table test
+# tests/test_grouping_table.py holds the real names each rule was written against.
+_TRITON = r"^triton_[a-z]+_fused"  # Inductor kernel names: triton_<kind>_fused_<aten ops>_<n>
 BUILTIN_RULES: tuple[Rule, ...] = tuple(
     Rule(p, g)
     for p, g in (
+        # attention: cuDNN SDPA (flash fprop/bprop and its dot(dO,O) / dQ-convert helpers),
+        # FlashAttention 2/3 (flash_fwd*, flash_bwd*, pytorch_flash::), FlashInfer, fmha
+        # (PyTorch memory-efficient attention fmha_cutlass{F,B}, TensorRT), xformers,
+        # Inductor's flex_attention templates
+        (
+            r"flash|fmha|sdpa|attention|mha_|xformers|cudnn::compute_dot_do_o"
+            r"|cudnn::convert_dq|unpack_cudnn",
+            "attention",
+        ),
+        # Inductor templates: matmul templates are GEMMs, convolution templates convolutions
+        (r"^triton_tem_fused\w*_convolution", "conv fprop"),
+        (r"^triton_tem_fused\w*(mm|addmm|bmm|_scaled_mm)", "GEMM"),
+        # Inductor fused kernels, by the aten op words in the name (loss, norms, softmax,
+        # embedding first: they define the kernel; dropout and casts ride along)
+        (rf"{_TRITON}\w*(nll_loss|cross_entropy|mse_loss|binary_cross_entropy)", "loss"),
+        (rf"{_TRITON}\w*batch_norm", "batch norm"),
+        (rf"{_TRITON}\w*(layer_norm|rms_norm|group_norm)", "layer norm"),
+        (rf"{_TRITON}\w*softmax", "softmax"),
+        (rf"{_TRITON}\w*embedding", "embedding"),
+        # a persistent/looped reduction kernel (sum, mean, amax, var...) with no op word above
+        (r"^triton_(per|red)_fused", "reduction"),
+        (rf"{_TRITON}\w*(native_dropout|rand|bernoulli)", "dropout/RNG"),
+        (r"^triton_(poi|for)_fused", "element-wise"),
+        # convolution (cuDNN xmma/cutlass implicit GEMM, precompiled engines, ATen depthwise)
         (r"wgrad|Conv2dWgrad|conv_depthwise2d_grad_weight", "conv wgrad"),
         (r"dgrad|Conv2dDgrad|conv_depthwise2d_backward", "conv dgrad"),
         (
@@ -41,18 +78,56 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
             r"|winograd|cudnn::.*conv|convolve",
             "conv fprop",
         ),
-        (r"flash|fmha|sdpa|attention|mha_", "attention"),
-        (r"gemm|gemv|nvjet|cutlass|xmma_gemm|splitKreduce|dot_kernel|sgemm|hgemm", "GEMM"),
+        # GEMM: cuBLAS/cuBLASLt (sm*_xmma_gemm, nvjet, splitKreduce, epilogues, gemv), CUTLASS 2
+        # and 3 (cutlass_80_*, cutlass3x_sm90/sm100, device_kernel<...GemmUniversal>)
+        (
+            r"gemm|gemv|nvjet|cutlass|cublas|xmma_gemm|splitKreduce|dot_kernel|sgemm|hgemm",
+            "GEMM",
+        ),
+        # communication: NCCL collectives and send/recv (ncclDevKernel_*, ncclKernel_*)
+        (r"nccl", "NCCL"),
+        # fused and foreach optimizers (ATen multi_tensor_apply, FusedAdam/SGD, apex)
+        (
+            r"multi_tensor_apply|multi_tensor_(adam|lamb|sgd)|fused_?(adam|sgd|lamb)|lamb_",
+            "optimizer",
+        ),
+        # loss: ATen nll_loss (the second half of cross entropy), other losses
+        (
+            r"nll_loss|cross_entropy|mse_loss|mse_backward|mse_kernel|smooth_l1|kl_div",
+            "loss",
+        ),
+        # embedding: ATen embedding forward/backward and EmbeddingBag, with the segment kernels
+        # of EmbeddingBackwardKernel.cu
+        (
+            r"embedding|EmbeddingBag|compute_grad_weight|krn_partials_per_segment"
+            r"|krn_partial_segment_offset|compute_num_of_partial_segments|sum_and_scatter",
+            "embedding",
+        ),
+        # dropout and random numbers: ATen fused_dropout / masked_scale (its backward),
+        # distribution kernels (rand, randn, randint, normal_), philox, cuRAND
+        (r"dropout|masked_scale|distribution_|philox|curand|bernoulli|randperm", "dropout/RNG"),
         (r"bn_fw|bn_bw|batch_?norm", "batch norm"),
-        (r"layer_?norm|rms_?norm|group_?norm", "layer norm"),
+        # layer norm forward, its input and gamma/beta backward
+        (r"layer_?norm|rms_?norm|group_?norm|GammaBetaBackward", "layer norm"),
         (r"softmax", "softmax"),
         (r"pool", "pooling"),
-        (r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|transpose|permute", "layout transform"),
-        (r"multi_tensor_apply|adam|sgd|lamb_", "optimizer"),
-        (r"nccl", "NCCL"),
+        # layout changes: cuDNN/TensorRT NCHW<->NHWC and reformat kernels, cuTENSOR permutations
+        (
+            r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|transpose|permut|genericReformat",
+            "layout transform",
+        ),
+        # cub device-wide algorithms (cub::Device*, also in at_cuda_detail:: and un-namespaced
+        # as ncu prints them), by the op: sort, scan, select/unique, histogram, reduce
+        (r"Device(Segmented)?(RadixSort|MergeSort|Sort)\w*Kernel|bitonicSort|radixSortKV", "sort"),
+        (r"DeviceScan\w*Kernel|tensor_kernel_scan", "scan"),
+        (r"Device(Select|Compact|UniqueByKey|RunLengthEncode)\w*Kernel", "select/unique"),
+        (r"DeviceHistogram\w*Kernel", "histogram"),
+        # sparse products (cuSPARSE, DGL's SpMM/SDDMM), before "reduction": their names carry
+        # the reduce operator (reduce::Sum)
+        (r"cusparse|SpMM|SDDMM|csrmm|csrmv", "sparse"),
         (r"memcpy|memset|direct_copy", "memcpy/memset"),
         (r"reduce|reduction", "reduction"),
-        (r"elementwise|FillFunctor|fused_dropout|distribution_", "element-wise"),
+        (r"elementwise|FillFunctor", "element-wise"),
     )
 )
 
