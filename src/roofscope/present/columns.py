@@ -18,6 +18,7 @@ from roofscope.quantities import (
     AI,
     BOUND,
     EFFICIENCY,
+    EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     HEADROOM_S,
     LAUNCHES,
@@ -62,9 +63,16 @@ class Column:
     views: frozenset[str] = VIEWS
     left: bool = False  # text, aligned left; numbers align right
     exact: Callable[[Any], str] | None = None
+    mark: str = ""  # before the value when the row's efficiency is a bound (u.AT_LEAST, …)
 
     def full(self, value: Any) -> str:
         return (self.exact or self.fmt)(value)
+
+    def cell(self, row: Mapping[str, Any], *, full: bool = False) -> str:
+        """The cell of ``row``: ``≥ 8%`` where the row's efficiency is a lower bound."""
+        v = value(row, self.key)
+        text = self.full(v) if full else self.fmt(v)
+        return u.bounded(text, self.mark, row.get(EFFICIENCY_COMPLETE)) if self.mark else text
 
 
 def _q(
@@ -122,9 +130,9 @@ COLUMNS: tuple[Column, ...] = (
     _q(ai_key("l2"), u.num, 8, (GROUP,), (TABLE, MARKDOWN)),
     _q(BOUND, u.text, 15, (GROUP,), (PANE, MARKDOWN), left=True),
     Column(BOUND, "roof", "roof", roof, 8, frozenset((GROUP,)), frozenset((TABLE,)), left=True),
-    _q(EFFICIENCY, u.frac, 5, (GROUP, LAUNCH)),
+    _q(EFFICIENCY, u.frac, 5, (GROUP, LAUNCH), mark=u.AT_LEAST),
     *(_q(k, u.frac, w, (LAUNCH,)) for k, w in zip(UTIL_EFF, (6, 5, 5), strict=True)),
-    _q(HEADROOM_S, u.time, 9, (GROUP,)),
+    _q(HEADROOM_S, u.time, 9, (GROUP,), mark=u.AT_MOST),
     _text("grid_size", "grid", 14, (LAUNCH,)),
     _text("block_size", "block", 12, (LAUNCH,)),
     _q(TIME_PCT, u.share, 7, (JOINED,), nsys=True),

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from roofscope.present.text import shown
+from roofscope.quantities import UTIL_COMPONENTS, UTIL_TITLES
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 _SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
@@ -52,6 +55,27 @@ def cut(text: str, width: int) -> str:
     """At most ``width`` characters, an ellipsis marking the cut (kernel signatures run to
     thousands of characters)."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- bounds: an efficiency from incomplete utilisations (docs/metrics.md §4) -----------------
+AT_LEAST, AT_MOST = "≥", "≤"  # a lower bound (efficiency), an upper bound (headroom, speedup)
+
+
+def bounded(text: str, mark: str, complete: bool | None) -> str:
+    """``text`` with ``mark`` before it when the value is a bound (``complete`` is False):
+    ``bounded("8%", AT_LEAST, False) == "≥ 8%"``; an unknown value stays ``—``."""
+    return f"{mark} {text}" if complete is False and text != "—" else text
+
+
+def incomplete_reason(missing: Iterable[str]) -> str:
+    """Why an efficiency is a lower bound, from the components it lacks (``["tensor", "fp32"]``):
+    ``"no tensor or FP32 utilisation, so efficiency from DRAM alone"``."""
+    titles = dict(zip(UTIL_COMPONENTS, UTIL_TITLES, strict=True))
+    lack = [titles[c] for c in UTIL_COMPONENTS if c in set(missing)]
+    have = [titles[c] for c in UTIL_COMPONENTS if titles[c] not in lack]
+    if not lack or not have:
+        return "some utilisations unknown"
+    return f"no {' or '.join(lack)} utilisation, so efficiency from {' and '.join(have)} alone"
 
 
 # -- cells of tables (the panes' and the report's) -------------------------------------------

@@ -15,6 +15,7 @@ from roofscope.analysis.browse import LAUNCH_KEYS, Filter
 from roofscope.errors import RoofscopeError
 from roofscope.present import columns as cols
 from roofscope.present import units as f
+from roofscope.quantities import EFFICIENCY_COMPLETE
 from roofscope.session import AXES, Report, Session
 from roofscope.tui.messages import (
     AxisChanged,
@@ -88,6 +89,7 @@ class KernelsPane(Pane):
         self.launch_sort = 2
         self.descending = True
         self.rows: list[dict[str, Any]] = []
+        self.eff_missing: list[str] | None = None  # the utilisations lower-bound effs lack
         self.drilled_group: str | None = None
         self.pager: Any = None
         self.columns = GROUP_COLUMNS
@@ -127,10 +129,12 @@ class KernelsPane(Pane):
     def _load_groups(self, report: Report, flt: Filter) -> None:
         try:
             rows = report.rows("group", flt)
+            partial = any(r.get(EFFICIENCY_COMPLETE) is False for r in rows)
+            missing = report.missing_components() if partial else None
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
             return
-        self.app.call_from_thread(self._show_groups, rows)
+        self.app.call_from_thread(self._show_groups, rows, missing)
 
     def _column_set(self) -> tuple[cols.Column, ...]:
         if self.state.current.is_nsys:
@@ -141,7 +145,8 @@ class KernelsPane(Pane):
             else (GROUP_COLUMNS)
         )
 
-    def _show_groups(self, rows: list[dict[str, Any]]) -> None:
+    def _show_groups(self, rows: list[dict[str, Any]], missing: list[str] | None = None) -> None:
+        self.eff_missing = missing  # None: every efficiency shown is exact
         table = self.query_one("#groups", DataTable)
         columns = self._column_set()
         if columns != self.columns:
@@ -160,7 +165,7 @@ class KernelsPane(Pane):
         selected = self.state.group
         table.clear()
         for r in rows:
-            table.add_row(*(c.fmt(cols.value(r, c.key)) for c in self.columns), key=str(r["name"]))
+            table.add_row(*(c.cell(r) for c in self.columns), key=str(r["name"]))
         names = [r["name"] for r in rows]
         if selected in names:
             table.move_cursor(row=names.index(selected))
@@ -189,6 +194,9 @@ class KernelsPane(Pane):
             parts.append(f"groups: {axis.replace('nvtx-', 'NVTX ')}most range")
         if self.state.current.partner is not None:
             parts.append("nsys columns: real timeline; ncu times: replayed, locked clocks")
+        if self.eff_missing is not None and self.drilled_group is None:
+            why = f.incomplete_reason(self.eff_missing)
+            parts.append(f"eff {f.AT_LEAST}: a lower bound ({why})")
         parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
         if self.drilled_group is not None:
             parts.append("Enter: every metric · Esc: back to the groups")
@@ -353,5 +361,5 @@ class KernelsPane(Pane):
             ]
         header = [c.title for c in self.columns]
         # a file keeps every digit
-        body = [[c.full(cols.value(r, c.key)) for c in self.columns] for r in self.rows]
+        body = [[c.cell(r, full=True) for c in self.columns] for r in self.rows]
         return header, body
