@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from roofscope.present.text import shown
@@ -55,6 +56,22 @@ def cut(text: str, width: int) -> str:
     """At most ``width`` characters, an ellipsis marking the cut (kernel signatures run to
     thousands of characters)."""
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+_UNIT_PREFIX = re.compile(r"(?:derived__)?[A-Za-z0-9]+__")  # ncu's unit: sm__, derived__smsp__
+
+
+def cut_middle(text: str, width: int) -> str:
+    """At most ``width`` characters, cut in the middle, where metric names repeat themselves:
+    the head keeps an ncu name's unit (``derived__smsp__``, at most half the width; else a
+    third), the tail the rest (``derived__smsp__…executed_op_dfma_pred_on_x2``)."""
+    if len(text) <= width:
+        return text
+    if width < 2:
+        return text[:width]
+    unit = _UNIT_PREFIX.match(text)
+    head = min(len(unit.group()), (width - 1) // 2) if unit else (width - 1) // 3
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
 # -- bounds: an efficiency from incomplete utilisations (docs/metrics.md §4) -----------------
