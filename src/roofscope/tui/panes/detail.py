@@ -29,10 +29,13 @@ SOURCE_MIN = 40  # of the formula / source, beside a long metric name on a wide 
 
 
 def value_text(row: MetricRow) -> str:
+    """The value as read, ``≥ 8.0%`` where it is a lower bound (its source says why)."""
     if isinstance(row.value, float | int) and not isinstance(row.value, bool):
         if row.unit == "fraction":
-            return f"{100 * row.value:.1f}%"
-        return si(float(row.value), row.unit) if row.unit else f"{row.value:.6g}"
+            text = f"{100 * row.value:.1f}%"
+        else:
+            text = si(float(row.value), row.unit) if row.unit else f"{row.value:.6g}"
+        return f"{row.bound} {text}" if row.bound else text
     return "—" if row.value is None else str(row.value)
 
 
@@ -128,8 +131,10 @@ class DetailPane(Pane):
 
     def _show(self, rows: list[MetricRow], title: str) -> None:
         self.metrics = rows
+        # a bound's reason ends its source, often off screen at 80 columns: say it here too
+        bounds = [f"{r.name} {r.bound} ({r.source.rpartition('; ')[2]})" for r in rows if r.bound]
         self.query_one("#detail-title", Static).update(
-            f"{title} · {len(rows):,} metrics · / search · Esc: back to Kernels"
+            " · ".join([title, *bounds, f"{len(rows):,} metrics · / search · Esc: back to Kernels"])
         )
         self._fill()
 
