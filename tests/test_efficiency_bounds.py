@@ -115,5 +115,11 @@ def test_bound_and_cut_texts():
     b = "derived__smsp__sass_thread_inst_executed_op_dfma_pred_on_x2"
     cut_a, cut_b = cut_middle(a, 38), cut_middle(b, 38)
     assert len(cut_a) == len(cut_b) == 38 and cut_a != cut_b
+    assert cut_a.startswith("derived__sm__") and cut_b.startswith("derived__smsp__")
     assert cut_a.endswith("dfma_pred_on_x2") and "…" in cut_a
+    rollups = {
+        cut_middle(f"gpu__dram_throughput.{r}.pct_of_peak_sustained_elapsed", 36)
+        for r in ("avg", "max", "min", "sum")
+    }
+    assert len(rollups) == 4
     assert cut_middle("short", 38) == "short"

@@ -58,19 +58,32 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-_UNIT_PREFIX = re.compile(r"(?:derived__)?[A-Za-z0-9]+__")  # ncu's unit: sm__, derived__smsp__
+_PARTS = re.compile(r"(\.|__)")  # ncu names: unit__counter.rollup.submetric
 
 
 def cut_middle(text: str, width: int) -> str:
-    """At most ``width`` characters, cut in the middle, where metric names repeat themselves:
-    the head keeps an ncu name's unit (``derived__smsp__``, at most half the width; else a
-    third), the tail the rest (``derived__smsp__…executed_op_dfma_pred_on_x2``)."""
+    """At most ``width`` characters, cut in the middle where metric names repeat themselves.
+    An ncu name's parts (``unit__counter.rollup.submetric``) are cut to one length, the longest
+    first, each keeping a third of its head and the rest of its tail, so short parts (the
+    unit, ``avg``/``sum``) stay whole: at 36, ``gpu__dram…roughput.avg.pct_…_elapsed``.
+    Other text keeps a third of its head and the rest of its tail."""
     if len(text) <= width:
         return text
     if width < 2:
         return text[:width]
-    unit = _UNIT_PREFIX.match(text)
-    head = min(len(unit.group()), (width - 1) // 2) if unit else (width - 1) // 3
+    pieces = _PARTS.split(text)  # parts at even indices, separators between them
+    parts, seps = pieces[0::2], sum(len(p) for p in pieces[1::2])
+    for limit in range(max(map(len, parts)) - 1, 3, -1):
+        if seps + sum(min(len(p), limit) for p in parts) <= width:
+            pieces[0::2] = [_cut_part(p, limit) for p in parts]
+            return "".join(pieces)
+    return _cut_part(text, width)
+
+
+def _cut_part(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 3
     return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
 
 
