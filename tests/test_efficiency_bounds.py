@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -33,7 +34,7 @@ def report(path, fmt: str, *extra: str) -> str:
         capture_output=True,
         text=True,
         timeout=120,
-        env={"COLUMNS": "200", **__import__("os").environ},
+        env={**os.environ, "COLUMNS": "200"},  # the reason on one line
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
