@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from textual.widgets import ContentSwitcher, DataTable, Input, Static
 from textual.worker import WorkerCancelled
@@ -12,6 +14,7 @@ from roofscope.tui.panes.roofline import RooflinePane
 from roofscope.tui.screens.modals import HelpScreen
 from roofscope.tui.widgets.virtual_table import VirtualTable
 from tests.conftest import SAMPLES
+from tests.screen_text import screen_text
 
 pytestmark = pytest.mark.usefixtures("shared_sample_cache")
 
@@ -128,8 +131,8 @@ async def test_efficiency_bin_filters_kernels(in_tmp_cwd):
         await opened(app, pilot)
         await pilot.press("3")
         await settle(app, pilot)
-        summary = str(app.query_one("#efficiency-summary", Static).render())
-        assert "potential speedup" in summary
+        title = str(app.query_one("#bins-title", Static).render())
+        assert "potential speedup 4.91×" in title
         bins = app.query_one("#bins", DataTable)
         assert bins.row_count == 10
         bins.focus()
@@ -268,7 +271,6 @@ async def test_command_palette_jumps_to_a_group(in_tmp_cwd):
 async def test_first_hour_keys_at_80x24(in_tmp_cwd):
     """What a new user at 80×24 needs: ? and q in the footer, a help that scrolls to its
     end, Escape back from Detail, and a word when . has nothing to switch to."""
-    from tests.screen_text import screen_text
 
     app = RoofscopeApp([RESNET])
     async with app.run_test(size=(80, 24)) as pilot:
@@ -335,3 +337,119 @@ async def test_sorting_and_filtering_launches_leaves_one_temp_table(in_tmp_cwd):
         await pilot.press("escape")  # back to the groups: the launch list is dropped
         await settle(app, pilot)
         assert perms() == 0
+
+
+DETAILS = str(SAMPLES / "resnet18_fp32_h100.ncu-details.csv")
+
+
+async def test_efficiency_sections_and_speedup_at_80x24(in_tmp_cwd):
+    """Two titled sections, one above the other at 80 columns, the speedup column in view."""
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot, 5)
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        assert "Run time by efficiency" in text and "Groups by headroom" in text
+        assert "speedup" in text.split("Groups by headroom", 1)[1]
+        assert "1.23×" in text  # layout transform's speedup, not cut off
+        lines = text.splitlines()
+        bins = next(i for i, line in enumerate(lines) if "Run time by efficiency" in line)
+        ranking = next(i for i, line in enumerate(lines) if "Groups by headroom" in line)
+        assert ranking > bins + 10  # below the ten bins, not beside them
+        assert "≥" not in text and "≤" not in text  # the raw page's utilisations are complete
+
+
+async def test_efficiency_sections_side_by_side_when_wide(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("3")
+        await settle(app, pilot, 5)
+        await pilot.pause(0.2)
+        text = screen_text(app)
+        line = next(x for x in text.splitlines() if "Run time by efficiency" in x)
+        assert "Groups by headroom" in line
+
+
+async def test_detail_pane_keys_and_escape_after_a_search(in_tmp_cwd):
+    """`4 / dram Enter 1` switches to Kernels; back on Detail a digit switches panes and does
+    not replace the search; Esc after a search goes back to Kernels."""
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot)
+        switcher = app.query_one(ContentSwitcher)
+        box = app.query_one("#detail-search", Input)
+        await pilot.press("4", "slash", "d", "r", "a", "m", "enter")
+        await settle(app, pilot)
+        assert app.focused is app.query_one("#metrics", DataTable)
+        await pilot.press("1")
+        await settle(app, pilot)
+        assert switcher.current == "kernels"
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert switcher.current == "detail" and app.focused is not box
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert switcher.current == "efficiency" and box.value == "dram"
+        await pilot.press("4", "escape")
+        await settle(app, pilot)
+        assert switcher.current == "kernels"
+        await pilot.press("4", "slash", "f", "p", "enter", "escape")
+        await settle(app, pilot)
+        assert switcher.current == "kernels"
+
+
+async def test_detail_metric_names_keep_their_distinguishing_end(in_tmp_cwd):
+    """Long ncu names are cut in the middle of their longest parts: neighbouring rows (the
+    avg/max/min/sum of one counter) no longer look alike, and a search's hits all differ."""
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("enter")  # a group's launches
+        await settle(app, pilot)
+        await pilot.press("enter")  # a launch's metrics
+        await settle(app, pilot)
+        table = app.query_one("#metrics", DataTable)
+        shown = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert all(len(name) <= 40 for name in shown) and any("…" in n for n in shown)
+        alike = sum(a == b for a, b in pairwise(shown))
+        assert alike <= len(shown) // 100  # cut at the end, 745 of 1,284 rows were
+        await pilot.press("slash", "d", "r", "a", "m", "enter")
+        await settle(app, pilot)
+        hits = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert len(hits) > 20 and len(set(hits)) == len(hits)
+        assert "gpu__dram…roughput.avg.pct_…_elapsed" in hits
+
+
+@pytest.mark.parametrize("path", [DETAILS, RESNET], ids=["details", "raw"])
+async def test_lower_bounds_are_marked_in_the_tui(path, in_tmp_cwd):
+    """The details page (no tensor/FP32 utilisation): ≥ on eff, ≤ on speedups, the reason;
+    the raw page of the same run: neither."""
+    partial = path == DETAILS
+    app = RoofscopeApp([path])
+    async with app.run_test(size=(200, 60)) as pilot:
+        await opened(app, pilot)
+        kernels = screen_text(app)
+        await pilot.press("3")
+        await settle(app, pilot, 5)
+        await pilot.pause(0.2)
+        efficiency = screen_text(app)
+        await pilot.press("1", "enter", "enter")  # a launch's metrics
+        await settle(app, pilot)
+        detail = app.query_one("#metrics", DataTable)
+        eff = next(
+            detail.get_row_at(i)
+            for i in range(detail.row_count)
+            if str(detail.get_row_at(i)[1]) == "efficiency"
+        )
+    if partial:
+        assert "≥ 8%" in kernels and "no tensor or FP32 utilisation" in kernels
+        assert "≤ 7.15×" in efficiency and "≤ 1.11×" in efficiency  # step, conv fprop
+        assert "no tensor or FP32 utilisation" in efficiency
+        assert str(eff[2]).startswith("≥ ") and "lower bound" in str(eff[4])
+    else:
+        for text in (kernels, efficiency, str(eff[2])):
+            assert "≥" not in text and "≤" not in text
+        assert "4.91×" in efficiency

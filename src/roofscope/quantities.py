@@ -34,6 +34,8 @@ BYTES = "bytes"  # per level, a dict in rows
 FLOP_PER_S = "flop_per_s"
 AI = "ai"  # FLOP per byte, per level, a dict in rows
 EFFICIENCY = "efficiency"
+# False where an efficiency is a lower bound: a launch's utilisations were not all known
+EFFICIENCY_COMPLETE = "efficiency_complete"
 
 
 LAUNCHES = "launches"
@@ -45,6 +47,8 @@ TIME_MAX_S = "time_max_s"
 HEADROOM_S = "headroom_s"
 BOUND = "bound"
 UTIL_EFF = ("util_tensor_eff", "util_fp32_eff", "util_dram_eff")  # achieved ÷ ceiling, 0..1
+UTIL_COMPONENTS = ("tensor", "fp32", "dram")  # the component each of UTIL_EFF measures
+UTIL_TITLES = ("tensor", "FP32", "DRAM")
 TRAFFIC = tuple(f"{level}_traffic" for level in CACHE_LEVELS)  # cache bytes, two conventions
 CHART = tuple(f"{level}_chart" for level in CACHE_LEVELS)
 
@@ -115,7 +119,7 @@ QUANTITIES: dict[str, Quantity] = _records(
     Quantity(EFFICIENCY, "", TIME_WEIGHTED, "eff"),
     *(
         Quantity(key, "", TIME_WEIGHTED, title)
-        for key, title in zip(UTIL_EFF, ("tensor", "FP32", "DRAM"), strict=True)
+        for key, title in zip(UTIL_EFF, UTIL_TITLES, strict=True)
     ),
     Quantity(HEADROOM_S, "s", SUM, "headroom"),
 )

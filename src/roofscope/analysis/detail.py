@@ -14,15 +14,18 @@ from pathlib import Path
 import duckdb
 
 from roofscope.ingest.raw_rows import launch_values
+from roofscope.present.units import AT_LEAST, incomplete_reason
 from roofscope.quantities import (
     CHART,
     EFFICIENCY,
+    EFFICIENCY_COMPLETE,
     LEVELS_OUTERMOST_FIRST,
     PRECISIONS,
     QUANTITIES,
     SUM,
     TIME_S,
     TRAFFIC,
+    UTIL_COMPONENTS,
     UTIL_EFF,
     Quantity,
 )
@@ -51,6 +54,7 @@ class MetricRow:
     value: float | str | None
     unit: str
     source: str  # formula, provenance or how a group value was aggregated
+    bound: str = ""  # AT_LEAST where the value is a lower bound (an incomplete efficiency)
 
 
 def _intensive(unit: str) -> bool:
@@ -73,9 +77,12 @@ def derived_rows(
                 f"sum({name} * time_s * invocations) / nullif(sum(time_s * invocations) "
                 f"FILTER (WHERE {name} IS NOT NULL), 0)"
             )
-    row = con.execute(
-        f"SELECT {', '.join(exprs)} FROM launch_view WHERE report_id = {report_id} AND ({where})"
+    lacking = ", ".join(f"bool_or({u} IS NULL AND NOT {EFFICIENCY_COMPLETE})" for u in UTIL_EFF)
+    result = con.execute(
+        f"SELECT {', '.join(exprs)}, bool_and({EFFICIENCY_COMPLETE}), {lacking} "
+        f"FROM launch_view WHERE report_id = {report_id} AND ({where})"
     ).fetchall()[0]
+    row, complete, missing = result[: len(DERIVED)], result[len(DERIVED)], result[-3:]
     out = []
     for q, value in zip(DERIVED, row, strict=True):
         name, unit = q.key, q.unit
@@ -83,9 +90,14 @@ def derived_rows(
         why = provenance.get(key) or provenance.get(name) or ""
         if name.endswith("_eff"):
             why = f"{why}; else achieved ÷ ceiling" if why else "achieved ÷ ceiling"
+        bound = ""
         if name == EFFICIENCY:
             why = "max(tensor, FP32, DRAM utilisation)"
-        out.append(MetricRow("derived", name, value, unit or "fraction", why))
+            if complete is False:
+                lack = [c for c, m in zip(UTIL_COMPONENTS, missing, strict=True) if m]
+                why = f"{why}; a lower bound: {incomplete_reason(lack)}"
+                bound = AT_LEAST
+        out.append(MetricRow("derived", name, value, unit or "fraction", why, bound))
     return out
 
 

@@ -4,6 +4,10 @@ efficiency = max(tensor-pipe, FP32-pipe, DRAM utilisation), each the export's
 ``…pct_of_peak_sustained_elapsed`` metric when present, else achieved rate ÷ ceiling. The
 histogram puts run time into ten bins of efficiency; time × efficiency is the time left after
 perfect optimisation, so Σtime / Σ(time × efficiency) is the step's potential speedup.
+
+Where a launch lacks a component (a details page without tensor or FP32 utilisation) its
+efficiency is the maximum of the rest: a lower bound (``efficiency_complete`` false), so the
+potential speedup made from it is an upper bound.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from dataclasses import dataclass
 import duckdb
 
 from roofscope.hardware.ceilings import Ceiling
-from roofscope.quantities import LAUNCHES, TIME_S
+from roofscope.quantities import EFFICIENCY_COMPLETE, LAUNCHES, TIME_S
 from roofscope.sqlutil import insert_rows
 
 BINS = 10
@@ -48,14 +52,19 @@ def build_launch_table(con: duckdb.DuckDBPyConnection, ceilings: dict[int, list[
     # Unknown stays unknown: DuckDB's least() skips NULLs (least(1, NULL) = 1), and a launch
     # that used the tensor pipe without a measurable tensor utilisation has no honest maximum.
     best = "greatest(util_tensor_eff, util_fp32_eff, util_dram_eff)"
+    # Complete: every component known, or a known one already at 100% (the rest cannot raise
+    # it). Otherwise the maximum of the known ones is a lower bound (docs/metrics.md §4).
+    all_known = " AND ".join(f"{util}_eff IS NOT NULL" for util, _, _ in _COMPONENTS)
     con.execute(
         f"CREATE OR REPLACE TEMP VIEW launch_facts AS "
+        f"SELECT *, CASE WHEN efficiency IS NULL THEN NULL "
+        f"ELSE ({all_known}) OR efficiency >= 1.0 END AS {EFFICIENCY_COMPLETE} FROM ("
         f"SELECT *, CASE WHEN {best} IS NULL THEN NULL "
         f"WHEN util_tensor_eff IS NULL AND coalesce(tensor_inst, 0) > 0 THEN NULL "
         f"ELSE least(1.0, {best}) END AS efficiency "
         f"FROM (SELECT f.*, {', '.join(utils)} FROM facts f "
         f"LEFT JOIN (SELECT report_id, {pivot} FROM ceilings GROUP BY report_id) c "
-        f"ON c.report_id = f.report_id)"
+        f"ON c.report_id = f.report_id))"
     )
 
 
@@ -67,6 +76,7 @@ class Bin:
     kernels: int
     launches: int
     time_x_efficiency_s: float
+    complete: bool = True  # False: a launch in the bin has a lower-bound efficiency
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -76,19 +86,21 @@ class Bin:
             "kernels": self.kernels,
             LAUNCHES: self.launches,
             "time_x_efficiency_s": self.time_x_efficiency_s,
+            EFFICIENCY_COMPLETE: self.complete,
         }
 
 
 def histogram(
     con: duckdb.DuckDBPyConnection, report_id: int, where: str = "TRUE"
-) -> tuple[list[Bin], dict[str, float | int]]:
-    """Ten efficiency bins of one report, and the launches whose efficiency is unknown."""
+) -> tuple[list[Bin], dict[str, float | int], dict[str, object]]:
+    """Ten efficiency bins of one report, the launches whose efficiency is unknown, and those
+    whose efficiency is a lower bound (``incomplete``: with the components they lack)."""
+    known = f"report_id = {report_id} AND efficiency IS NOT NULL AND time_s IS NOT NULL"
     rows = con.execute(
         f"SELECT least(CAST(floor(efficiency * {BINS}) AS INTEGER), {BINS - 1}) AS b, "
         f"sum(time_s * invocations), count(DISTINCT kernel), sum(invocations), "
-        f"sum(time_s * invocations * efficiency) FROM launch_facts "
-        f"WHERE report_id = {report_id} AND efficiency IS NOT NULL AND time_s IS NOT NULL "
-        f"AND ({where}) GROUP BY b"
+        f"sum(time_s * invocations * efficiency), bool_and({EFFICIENCY_COMPLETE}) "
+        f"FROM launch_facts WHERE {known} AND ({where}) GROUP BY b"
     ).fetchall()
     by_bin = {r[0]: r for r in rows}
     bins = []
@@ -102,6 +114,7 @@ def histogram(
                 int(r[2]) if r else 0,
                 int(r[3]) if r else 0,
                 float(r[4] or 0.0) if r else 0.0,
+                bool(r[5]) if r else True,
             )
         )
     unknown = con.execute(
@@ -109,11 +122,34 @@ def histogram(
         f"coalesce(sum(invocations), 0) FROM launch_facts WHERE report_id = {report_id} "
         f"AND (efficiency IS NULL OR time_s IS NULL) AND ({where})"
     ).fetchall()[0]
-    return bins, {
-        TIME_S: float(unknown[0]),
-        "kernels": int(unknown[1]),
-        LAUNCHES: int(unknown[2]),
-    }
+    partial = con.execute(
+        f"SELECT coalesce(sum(time_s * invocations), 0), count(DISTINCT kernel), "
+        f"coalesce(sum(invocations), 0) FROM launch_facts WHERE {known} "
+        f"AND NOT {EFFICIENCY_COMPLETE} AND ({where})"
+    ).fetchall()[0]
+    return (
+        bins,
+        {TIME_S: float(unknown[0]), "kernels": int(unknown[1]), LAUNCHES: int(unknown[2])},
+        {
+            TIME_S: float(partial[0]),
+            "kernels": int(partial[1]),
+            LAUNCHES: int(partial[2]),
+            "missing": missing_components(con, report_id, where) if partial[2] else [],
+        },
+    )
+
+
+def missing_components(
+    con: duckdb.DuckDBPyConnection, report_id: int, where: str = "TRUE"
+) -> list[str]:
+    """The components (``tensor``, ``fp32``, ``dram``) unknown in some launch whose efficiency
+    is a lower bound: why it is one."""
+    lacking = ", ".join(f"bool_or({util}_eff IS NULL)" for util, _, _ in _COMPONENTS)
+    row = con.execute(
+        f"SELECT {lacking} FROM launch_facts WHERE report_id = {report_id} "
+        f"AND NOT {EFFICIENCY_COMPLETE} AND ({where})"
+    ).fetchall()[0]
+    return [name for (_, name, _), miss in zip(_COMPONENTS, row, strict=True) if miss]
 
 
 def potential_speedup(bins: list[Bin]) -> float | None:

@@ -14,6 +14,7 @@ from roofscope.quantities import (
     AI,
     BOUND,
     BYTES,
+    EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     FLOPS,
     FLOPS_TOTAL,
@@ -45,6 +46,9 @@ _AGGREGATES = (
     "sum(time_s * invocations * efficiency) / nullif(sum(time_s * invocations) FILTER "
     "(WHERE efficiency IS NOT NULL), 0) AS efficiency",
     "sum(time_s * invocations * (1 - efficiency)) AS headroom_s",
+    # false when a launch's efficiency is a lower bound (efficiency, headroom and speedup are
+    # then bounds); null when no launch's efficiency is known
+    f"bool_and({EFFICIENCY_COMPLETE}) AS {EFFICIENCY_COMPLETE}",
 )
 
 

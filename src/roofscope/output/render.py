@@ -28,14 +28,14 @@ from roofscope.present.columns import (
     TABLE,
     Column,
     column_set,
-    value,
 )
 from roofscope.present.text import console as plain_console
 from roofscope.present.text import plain, shown_doc
-from roofscope.present.units import num, pct, si
+from roofscope.present.units import AT_LEAST, AT_MOST, bounded, incomplete_reason, num, pct, si
 from roofscope.quantities import (
     BYTES,
     EFFICIENCY,
+    EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     FLOPS,
     HEADROOM_S,
@@ -91,7 +91,23 @@ def _columns(report: dict[str, Any], view: str) -> tuple[Column, ...]:
 
 
 def _cell(column: Column, row: dict[str, Any]) -> str:
-    return column.full(value(row, column.key))
+    return column.cell(row, full=True)
+
+
+def speedup_text(eff: dict[str, Any]) -> str:
+    """The potential speedup, ``≤ 7.15×`` when some efficiencies are lower bounds."""
+    return bounded(f"{num(eff['potential_speedup'])}×", AT_MOST, eff.get(EFFICIENCY_COMPLETE))
+
+
+def bound_note(eff: dict[str, Any]) -> str | None:
+    """Why the efficiencies are bounds, in a line; None when they are exact."""
+    if eff.get(EFFICIENCY_COMPLETE) is not False:
+        return None
+    part = eff["incomplete"]
+    return (
+        f"efficiency {AT_LEAST}, speedup {AT_MOST} (bounds) for {part[LAUNCHES]:,} launches, "
+        f"{si(part[TIME_S], 's')}: {incomplete_reason(part['missing'])}"
+    )
 
 
 def _md_escape(text: str) -> str:
@@ -109,9 +125,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
         out.append(
             f"GPU **{gpu['name'] or 'unknown'}** (CC {gpu['cc'] or '?'}) · "
             f"{report[LAUNCHES]:,} launches of {report['kernels']:,} kernels · "
-            f"{si(report[TIME_S], 's')} · potential speedup "
-            f"{num(report[EFFICIENCY]['potential_speedup'])}×\n"
+            f"{si(report[TIME_S], 's')} · potential speedup {speedup_text(report[EFFICIENCY])}\n"
         )
+        note = bound_note(report[EFFICIENCY])
+        if note:
+            out.append(f"{_md_escape(note)}\n")
         name_col = report.get("by", "group")
         columns = _columns(report, MARKDOWN)
         out.append("| " + " | ".join([name_col, *(c.long_title for c in columns)]) + " |")
@@ -165,8 +183,11 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
     )
     lines.append("FLOPs  " + "  ".join(f"{k} {si(v, 'FLOP')}" for k, v in f.items()) + "\n")
     lines.append("bytes  " + "  ".join(f"{k} {si(v, 'B')}" for k, v in b.items()) + "\n")
-    speed = report[EFFICIENCY]["potential_speedup"]
-    lines.append(f"potential speedup of the step (all kernels at their roof): {num(speed)}×")
+    speed = speedup_text(report[EFFICIENCY])
+    lines.append(f"potential speedup of the step (all kernels at their roof): {speed}")
+    note = bound_note(report[EFFICIENCY])
+    if note:
+        lines.append(f"\n{note}", style="yellow")
     join = report.get("nsys_join")
     if join:
         cover = join["coverage"]
@@ -269,7 +290,14 @@ def _ceilings_table(report: dict[str, Any]) -> Table:
 def _histogram_table(report: dict[str, Any]) -> Table:
     eff = report[EFFICIENCY]
     total = sum(b[TIME_S] for b in eff["bins"]) or 1.0
-    table = Table(title="run time by hardware efficiency", box=box.SIMPLE, title_justify="left")
+    note = bound_note(eff)
+    table = Table(
+        title="run time by hardware efficiency",
+        box=box.SIMPLE,
+        title_justify="left",
+        caption=f"{note} (a launch may belong in a higher bin)" if note else None,
+        caption_justify="left",
+    )
     for col in ("efficiency", "time", "kernels", "time × eff", ""):
         table.add_column(col, justify="right" if col else "left")
     for b in eff["bins"]:
@@ -278,7 +306,7 @@ def _histogram_table(report: dict[str, Any]) -> Table:
             f"{b['lo']:.0%}–{b['hi']:.0%}",
             si(b[TIME_S], "s"),
             str(b["kernels"]),
-            si(b["time_x_efficiency_s"], "s"),
+            bounded(si(b["time_x_efficiency_s"], "s"), AT_LEAST, b.get(EFFICIENCY_COMPLETE)),
             bar,
         )
     unknown = eff["unknown"]

@@ -18,6 +18,7 @@ from roofscope.quantities import (
     AI,
     BOUND,
     EFFICIENCY,
+    EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     HEADROOM_S,
     LAUNCHES,
@@ -63,13 +64,18 @@ class Column:
     left: bool = False  # text, aligned left; numbers align right
     exact: Callable[[Any], str] | None = None
     short: Callable[[Any], str] | None = None  # the cell where the pane is narrow (bound → roof)
+    mark: str = ""  # before the value when the row's efficiency is a bound (u.AT_LEAST, …)
 
     def full(self, value: Any) -> str:
         return (self.exact or self.fmt)(value)
 
-    def cell(self, value: Any, narrow: bool = False) -> str:
-        """The pane's cell; ``narrow``: the short form where the column has one."""
-        return (self.short if narrow and self.short else self.fmt)(value)
+    def cell(self, row: Mapping[str, Any], *, narrow: bool = False, full: bool = False) -> str:
+        """The cell of ``row``: the short form where the pane is ``narrow`` and the column has
+        one; ``≥ 8%`` where the row's efficiency is a lower bound."""
+        v = value(row, self.key)
+        form = self.full if full else (self.short if narrow and self.short else self.fmt)
+        text = form(v)
+        return u.bounded(text, self.mark, row.get(EFFICIENCY_COMPLETE)) if self.mark else text
 
     @property
     def unit_title(self) -> str:
@@ -137,9 +143,9 @@ COLUMNS: tuple[Column, ...] = (
     _q(ai_key("l2"), u.num, 8, (GROUP,), (TABLE, MARKDOWN)),
     _q(BOUND, u.text, 15, (GROUP,), (PANE, MARKDOWN), left=True, short=roof),
     Column(BOUND, "roof", "roof", roof, 8, frozenset((GROUP,)), frozenset((TABLE,)), left=True),
-    _q(EFFICIENCY, u.frac, 5, (GROUP, LAUNCH)),
+    _q(EFFICIENCY, u.frac, 5, (GROUP, LAUNCH), mark=u.AT_LEAST),
     *(_q(k, u.frac, w, (LAUNCH,)) for k, w in zip(UTIL_EFF, (6, 5, 5), strict=True)),
-    _q(HEADROOM_S, u.time, 9, (GROUP,)),
+    _q(HEADROOM_S, u.time, 9, (GROUP,), mark=u.AT_MOST),
     _text("grid_size", "grid", 14, (LAUNCH,)),
     _text("block_size", "block", 12, (LAUNCH,)),
     _q(TIME_PCT, u.share, 7, (JOINED,), nsys=True),
@@ -201,7 +207,7 @@ def fit(
     longest = max([len(name.title), *(len(u.text(value(r, name.key))) for r in rows)])
 
     def need(c: Column, narrow: bool) -> int:
-        cells = (len(c.cell(value(r, c.key), narrow)) for r in rows)
+        cells = (len(c.cell(r, narrow=narrow)) for r in rows)
         return max([len(c.title), *cells])
 
     for narrow in (False, True):

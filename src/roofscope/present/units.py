@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+
 from roofscope.present.text import shown
+from roofscope.quantities import UTIL_COMPONENTS, UTIL_TITLES
 
 _PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 _SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
@@ -102,6 +106,56 @@ def shares(parts: list[dict], least: float = 0.005) -> str:
     if not shown_parts:
         return "—"
     return ", ".join(f"{p['title']} {100 * p['share']:.0f}%" for p in shown_parts)
+
+
+_PARTS = re.compile(r"(\.|__)")  # ncu names: unit__counter.rollup.submetric
+
+
+def cut_middle(text: str, width: int) -> str:
+    """At most ``width`` characters, cut in the middle where metric names repeat themselves.
+    An ncu name's parts (``unit__counter.rollup.submetric``) are cut to one length, the longest
+    first, each keeping a third of its head and the rest of its tail, so short parts (the
+    unit, ``avg``/``sum``) stay whole: at 36, ``gpu__dram…roughput.avg.pct_…_elapsed``.
+    Other text keeps a third of its head and the rest of its tail."""
+    if len(text) <= width:
+        return text
+    if width < 2:
+        return text[:width]
+    pieces = _PARTS.split(text)  # parts at even indices, separators between them
+    parts, seps = pieces[0::2], sum(len(p) for p in pieces[1::2])
+    for limit in range(max(map(len, parts)) - 1, 3, -1):
+        if seps + sum(min(len(p), limit) for p in parts) <= width:
+            pieces[0::2] = [_cut_part(p, limit) for p in parts]
+            return "".join(pieces)
+    return _cut_part(text, width)
+
+
+def _cut_part(text: str, width: int) -> str:
+    if len(text) <= width:
+        return text
+    head = (width - 1) // 3
+    return text[:head] + "…" + text[len(text) - (width - 1 - head) :]
+
+
+# -- bounds: an efficiency from incomplete utilisations (docs/metrics.md §4) -----------------
+AT_LEAST, AT_MOST = "≥", "≤"  # a lower bound (efficiency), an upper bound (headroom, speedup)
+
+
+def bounded(text: str, mark: str, complete: bool | None) -> str:
+    """``text`` with ``mark`` before it when the value is a bound (``complete`` is False):
+    ``bounded("8%", AT_LEAST, False) == "≥ 8%"``; an unknown value stays ``—``."""
+    return f"{mark} {text}" if complete is False and text != "—" else text
+
+
+def incomplete_reason(missing: Iterable[str]) -> str:
+    """Why an efficiency is a lower bound, from the components it lacks (``["tensor", "fp32"]``):
+    ``"no tensor or FP32 utilisation, so efficiency from DRAM alone"``."""
+    titles = dict(zip(UTIL_COMPONENTS, UTIL_TITLES, strict=True))
+    lack = [titles[c] for c in UTIL_COMPONENTS if c in set(missing)]
+    have = [titles[c] for c in UTIL_COMPONENTS if titles[c] not in lack]
+    if not lack or not have:
+        return "some utilisations unknown"
+    return f"no {' or '.join(lack)} utilisation, so efficiency from {' and '.join(have)} alone"
 
 
 # -- cells of tables (the panes' and the report's) -------------------------------------------

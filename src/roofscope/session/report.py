@@ -22,6 +22,7 @@ from roofscope.hardware.specs import GpuSpec
 from roofscope.metrics import MetricPlan
 from roofscope.quantities import (
     BYTES,
+    EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     FLOPS,
     FLOPS_TOTAL,
@@ -131,12 +132,21 @@ class Report:
     # -- sums -----------------------------------------------------------------------------
     def histogram(self) -> dict[str, Any]:
         with self._lock:
-            bins, unknown = efficiency.histogram(self._con, self.report_id)
+            bins, unknown, incomplete = efficiency.histogram(self._con, self.report_id)
+        known = any(b.launches for b in bins)
         return {
             "potential_speedup": efficiency.potential_speedup(bins),
+            # false: some efficiencies are lower bounds, the potential speedup an upper bound
+            EFFICIENCY_COMPLETE: not incomplete[LAUNCHES] if known else None,
             "bins": [b.to_dict() for b in bins],
             "unknown": unknown,
+            "incomplete": incomplete,
         }
+
+    def missing_components(self) -> list[str]:
+        """Why some efficiencies are lower bounds: the utilisations they lack (none: exact)."""
+        with self._lock:
+            return efficiency.missing_components(self._con, self.report_id)
 
     def totals(self) -> dict[str, Any]:
         cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import ColumnKey
 
 from roofscope.analysis.detail import MetricRow
 from roofscope.errors import RoofscopeError
-from roofscope.present.units import si
+from roofscope.present.units import cut_middle, si
 from roofscope.regex import check_regex, search
 from roofscope.tui.messages import ShowPane
 from roofscope.tui.panes.base import Pane
@@ -22,11 +23,19 @@ if TYPE_CHECKING:
     from roofscope.session import Report
 
 
+METRIC_MIN = 36  # the metric column's width when names are short or the terminal narrow
+VALUE_MIN, UNIT_MIN = 14, 8
+SOURCE_MIN = 40  # of the formula / source, beside a long metric name on a wide terminal
+
+
 def value_text(row: MetricRow) -> str:
+    """The value as read, ``≥ 8.0%`` where it is a lower bound (its source says why)."""
     if isinstance(row.value, float | int) and not isinstance(row.value, bool):
         if row.unit == "fraction":
-            return f"{100 * row.value:.1f}%"
-        return si(float(row.value), row.unit) if row.unit else f"{row.value:.6g}"
+            text = f"{100 * row.value:.1f}%"
+        else:
+            text = si(float(row.value), row.unit) if row.unit else f"{row.value:.6g}"
+        return f"{row.bound} {text}" if row.bound else text
     return "—" if row.value is None else str(row.value)
 
 
@@ -56,6 +65,7 @@ class DetailPane(Pane):
         super().__init__(state, **kwargs)
         self.metrics: list[MetricRow] = []
         self.pattern = ""
+        self.metric_width = METRIC_MIN
 
     def compose(self) -> ComposeResult:
         yield PlainStatic("select a group or launch in Kernels (1)", id="detail-title")
@@ -68,13 +78,34 @@ class DetailPane(Pane):
         )
         for title, width in (
             ("kind", 7),
-            ("metric", 36),
-            ("value", 14),
-            ("unit", 8),
+            ("metric", METRIC_MIN),
+            ("value", VALUE_MIN),
+            ("unit", UNIT_MIN),
             ("formula / source", 100),
         ):
-            table.add_column(title, width=width)
+            table.add_column(title, key=title, width=width)
         yield table
+
+    def focus_first(self) -> None:
+        """The table, never the search box: number keys switch panes, Esc goes back."""
+        self.query_one("#metrics", DataTable).focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.metrics and self._metric_width() != self.metric_width:
+            self._fill()
+
+    def _metric_width(self) -> int:
+        """As wide as the longest name while the kind, value and unit columns fit beside it
+        (and, on a wide terminal, SOURCE_MIN columns of the source); longer names are cut in
+        the middle."""
+        need = max((len(r.name) for r in self.metrics), default=METRIC_MIN)
+        value = max((len(value_text(r)) for r in self.metrics), default=0)
+        unit = max((len(r.unit) for r in self.metrics), default=0)
+        beside = 7 + max(VALUE_MIN, value) + max(UNIT_MIN, unit) + 2 * 3  # and their padding
+        room = self.size.width - beside - 4  # the metric column's padding, the scrollbar
+        if room - SOURCE_MIN >= METRIC_MIN:
+            room -= SOURCE_MIN
+        return max(METRIC_MIN, min(need, room))
 
     def reload(self) -> None:
         state = self.state
@@ -100,14 +131,18 @@ class DetailPane(Pane):
 
     def _show(self, rows: list[MetricRow], title: str) -> None:
         self.metrics = rows
+        # a bound's reason ends its source, often off screen at 80 columns: say it here too
+        bounds = [f"{r.name} {r.bound} ({r.source.rpartition('; ')[2]})" for r in rows if r.bound]
         self.query_one("#detail-title", Static).update(
-            f"{title} · {len(rows):,} metrics · / search · Esc: back to Kernels"
+            " · ".join([title, *bounds, f"{len(rows):,} metrics · / search · Esc: back to Kernels"])
         )
         self._fill()
 
     def _fill(self) -> None:
         table = self.query_one("#metrics", DataTable)
         table.clear()
+        self.metric_width = width = self._metric_width()
+        table.columns[ColumnKey("metric")].width = width
         rows = self.metrics
         if self.pattern:
             try:
@@ -120,7 +155,8 @@ class DetailPane(Pane):
                 n = len(rows)
                 rows = [r for i, r in enumerate(rows) if hits[i] or hits[n + i]]
         for row in rows:
-            table.add_row(row.kind, row.name, value_text(row), row.unit, row.source)
+            name = cut_middle(row.name, width)
+            table.add_row(row.kind, name, value_text(row), row.unit, row.source)
 
     def action_back(self) -> None:
         self.post_message(ShowPane("kernels"))

@@ -1,19 +1,21 @@
 """Efficiency pane: run time by hardware efficiency, the step's potential speedup, and the
-headroom ranking ("what do I optimise first"). Enter on a bin filters Kernels to it."""
+headroom ranking ("what do I optimise first"), as two titled sections: side by side on a wide
+terminal, one above the other below SIDE_BY_SIDE columns. Enter on a bin filters Kernels to
+it. Efficiencies from incomplete utilisations read ``≥``, the speedups made from them ``≤``."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
-from textual.containers import Horizontal
+from textual.containers import Container, Vertical
 from textual.widgets import DataTable, Static
 
 from roofscope.analysis.browse import Filter
 from roofscope.output.export import datum
 from roofscope.present import units as f
-from roofscope.quantities import EFFICIENCY, HEADROOM_S, LAUNCHES, TIME_S
+from roofscope.quantities import EFFICIENCY, EFFICIENCY_COMPLETE, HEADROOM_S, LAUNCHES, TIME_S
 from roofscope.tui.messages import FilterKernels, GroupSelected, ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState
@@ -23,16 +25,29 @@ if TYPE_CHECKING:
     from roofscope.session import Report
 
 
+# Below this width the two sections stack (the histogram takes 72 columns, the ranking ~56).
+SIDE_BY_SIDE = 130
+
+
 class EfficiencyPane(Pane):
     KEY = "efficiency"
     TITLE = "Efficiency"
-    KEYS = (("Enter", "on a bin: Kernels filtered to its kernels"),)
+    KEYS = (
+        ("Enter", "on a bin: Kernels filtered to its kernels"),
+        ("Tab", "between the histogram and the ranking"),
+    )
     RELOAD_ON = frozenset({Change.DATA, Change.REPORT})
     DEFAULT_CSS = """
     EfficiencyPane #efficiency-summary { height: auto; }
-    EfficiencyPane Horizontal { height: 1fr; }
-    EfficiencyPane #bins { width: 1fr; }
-    EfficiencyPane #ranking { width: 1fr; }
+    EfficiencyPane #efficiency-sections { height: 1fr; layout: horizontal; }
+    EfficiencyPane .efficiency-section { width: 1fr; height: 1fr; }
+    EfficiencyPane #bins-section { width: 72; margin-right: 2; }
+    EfficiencyPane .efficiency-title { height: auto; text-style: bold; }
+    EfficiencyPane.narrow #efficiency-sections { layout: vertical; }
+    EfficiencyPane.narrow #bins-section { width: 1fr; height: auto; margin-right: 0; }
+    EfficiencyPane.narrow #ranking-section { margin-top: 1; }
+    EfficiencyPane #bins { height: auto; }
+    EfficiencyPane #ranking { height: 1fr; }
     """
 
     def __init__(self, state: ViewState, **kwargs: Any):
@@ -42,23 +57,38 @@ class EfficiencyPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="efficiency-summary")
-        with Horizontal():
-            bins: DataTable[str] = PlainTable(id="bins", cursor_type="row")
-            for title, width in (
-                ("efficiency", 10),
-                ("time", 9),
-                ("kernels", 7),
-                ("time × eff", 10),
-                ("share", 20),
-            ):
-                bins.add_column(title, width=width)
-            yield bins
-            ranking: DataTable[str] = PlainTable(
-                id="ranking", squeeze=("group",), cursor_type="row"
-            )
-            for title, width in (("group", 24), ("headroom", 9), ("speedup", 7), ("eff", 5)):
-                ranking.add_column(title, width=width)
-            yield ranking
+        with Container(id="efficiency-sections"):
+            with Vertical(id="bins-section", classes="efficiency-section"):
+                yield PlainStatic(
+                    "Run time by efficiency",
+                    id="bins-title",
+                    classes="efficiency-title",
+                )
+                bins: DataTable[str] = PlainTable(id="bins", cursor_type="row")
+                for title, width in (
+                    ("efficiency", 10),
+                    ("time", 9),
+                    ("kernels", 7),
+                    ("time × eff", 10),
+                    ("share", 16),
+                ):
+                    bins.add_column(title, width=width)
+                yield bins
+            with Vertical(id="ranking-section", classes="efficiency-section"):
+                yield PlainStatic(
+                    "Groups by headroom · speedup: the step's, if the group ran at its roof",
+                    id="ranking-title",
+                    classes="efficiency-title",
+                )
+                ranking: DataTable[str] = PlainTable(
+                    id="ranking", squeeze=("group",), cursor_type="row"
+                )
+                for title, width in (("group", 24), ("headroom", 9), ("speedup", 8), ("eff", 5)):
+                    ranking.add_column(title, width=width)
+                yield ranking
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < SIDE_BY_SIDE, "narrow")
 
     def reload(self) -> None:
         self._load(self.state.current)
@@ -72,14 +102,19 @@ class EfficiencyPane(Pane):
     def _show(self, data: dict[str, Any], ranking: list[dict[str, Any]]) -> None:
         self.data, self.ranking = data, ranking
         total = sum(b[TIME_S] for b in data["bins"]) or 1.0
-        speed = data["potential_speedup"]
+        complete = data.get(EFFICIENCY_COMPLETE)
+        speed = f.bounded(f"{f.num(data['potential_speedup'])}×", f.AT_MOST, complete)
         unknown = data["unknown"]
         lines = [
-            f"{self.state.label()} · potential speedup of the step if every kernel ran "
-            f"at its roof: {f.num(speed)}× (Σtime / Σ(time × efficiency))",
-            "efficiency = max(tensor, FP32, DRAM utilisation) per launch · "
-            "Enter on a bin: show its kernels",
+            f"{self.state.label()} · efficiency = max(tensor, FP32, DRAM utilisation) per launch"
         ]
+        if complete is False:
+            part = data["incomplete"]
+            lines.append(
+                f"{f.AT_LEAST} efficiency and {f.AT_MOST} speedup are bounds for "
+                f"{part[LAUNCHES]:,} launches ({f.time(part[TIME_S])}): "
+                f"{f.incomplete_reason(part['missing'])}"
+            )
         if unknown[LAUNCHES]:
             lines.append(
                 f"{unknown[LAUNCHES]:,} launches ({f.time(unknown[TIME_S])}) have "
@@ -91,26 +126,31 @@ class EfficiencyPane(Pane):
                 "program beside it (roofscope open run.sqlite run.ncu-rep.csv)"
             )
         self.query_one("#efficiency-summary", Static).update("\n".join(lines))
+        self.query_one("#bins-title", Static).update(
+            f"Run time by efficiency · potential speedup {speed} · Enter: its kernels"
+        )
         bins = self.query_one("#bins", DataTable)
         bins.clear()
         for i, b in enumerate(data["bins"]):
-            bar = "█" * round(20 * b[TIME_S] / total)
+            bar = "█" * round(16 * b[TIME_S] / total)
             bins.add_row(
                 f"{b['lo']:.0%}–{b['hi']:.0%}",
                 f.time(b[TIME_S]),
                 str(b["kernels"]),
-                f.time(b["time_x_efficiency_s"]),
+                f.bounded(f.time(b["time_x_efficiency_s"]), f.AT_LEAST, b.get(EFFICIENCY_COMPLETE)),
                 bar,
                 key=str(i),
             )
         table = self.query_one("#ranking", DataTable)
         table.clear()
         for r in ranking:
+            row_complete = r.get(EFFICIENCY_COMPLETE)
+            speedup = r["speedup_if_at_roof"]
             table.add_row(
                 str(r["name"]),
-                f.time(r[HEADROOM_S]),
-                f.num(r["speedup_if_at_roof"]),
-                f.frac(r[EFFICIENCY]),
+                f.bounded(f.time(r[HEADROOM_S]), f.AT_MOST, row_complete),
+                f.bounded(f"{f.num(speedup)}×" if speedup else "—", f.AT_MOST, row_complete),
+                f.bounded(f.frac(r[EFFICIENCY]), f.AT_LEAST, row_complete),
                 key=str(r["name"]),
             )
 

@@ -19,7 +19,7 @@ from roofscope.present import columns as cols
 from roofscope.present import units as f
 from roofscope.present.text import plain
 from roofscope.present.units import distinct as cut_names
-from roofscope.quantities import EFFICIENCY
+from roofscope.quantities import EFFICIENCY, EFFICIENCY_COMPLETE
 from roofscope.session import AXES, Report, Session
 from roofscope.tui.messages import (
     AxisChanged,
@@ -93,6 +93,7 @@ class KernelsPane(Pane):
         self.launch_sort = 2
         self.descending = True
         self.rows: list[dict[str, Any]] = []
+        self.eff_missing: list[str] | None = None  # the utilisations lower-bound effs lack
         self.drilled_group: str | None = None
         self.pager: Any = None
         self.columns = GROUP_COLUMNS
@@ -131,11 +132,13 @@ class KernelsPane(Pane):
         try:
             rows = report.rows("group", flt)
             precision = [] if report.is_nsys else report.precision()
+            partial = any(r.get(EFFICIENCY_COMPLETE) is False for r in rows)
+            missing = report.missing_components() if partial else None
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
             return
         self.precision = precision
-        self.app.call_from_thread(self._show_groups, rows)
+        self.app.call_from_thread(self._show_groups, rows, missing)
 
     def _column_set(self) -> tuple[cols.Column, ...]:
         if self.state.current.is_nsys:
@@ -146,7 +149,8 @@ class KernelsPane(Pane):
             else (GROUP_COLUMNS)
         )
 
-    def _show_groups(self, rows: list[dict[str, Any]]) -> None:
+    def _show_groups(self, rows: list[dict[str, Any]], missing: list[str] | None = None) -> None:
+        self.eff_missing = missing  # None: every efficiency shown is exact
         table = self.query_one("#groups", DataTable)
         columns = self._column_set()
         if columns != self.columns:
@@ -182,7 +186,7 @@ class KernelsPane(Pane):
         for r in rows:
             cells: list[str | Text] = [names[str(r["name"])]]
             for c in layout.columns[1:]:
-                cell = c.cell(cols.value(r, c.key), layout.narrow)
+                cell = c.cell(r, narrow=layout.narrow)
                 cells.append(cell if c.left else plain(cell, justify="right"))
             table.add_row(*cells, key=str(r["name"]))
         keys = [r["name"] for r in rows]
@@ -242,6 +246,9 @@ class KernelsPane(Pane):
             parts.append(f"groups: {axis.replace('nvtx-', 'NVTX ')}most range")
         if self.state.current.partner is not None:
             parts.append("nsys columns: real timeline; ncu times: replayed, locked clocks")
+        if self.eff_missing is not None and self.drilled_group is None:
+            why = f.incomplete_reason(self.eff_missing)
+            parts.append(f"eff {f.AT_LEAST}: a lower bound ({why})")
         parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
         if self.drilled_group is not None:
             parts.append("Enter: every metric · Esc: back to the groups")
@@ -409,7 +416,7 @@ class KernelsPane(Pane):
             ]
         header = [c.title for c in self.columns]
         # a file keeps every digit
-        body = [[c.full(cols.value(r, c.key)) for c in self.columns] for r in self.rows]
+        body = [[c.cell(r, full=True) for c in self.columns] for r in self.rows]
         return header, body
 
     def current_data(self) -> tuple[list[str], list[list[str]]]:
