@@ -120,3 +120,13 @@ async def test_the_kernels_filter_drives_the_points(in_tmp_cwd):
         await settle(app, pilot)
         assert 0 < len(pane.rows) < every
         assert all("conv" in r["name"] for r in pane.rows)
+
+
+async def test_a_report_without_flop_counters_hides_no_roof(in_tmp_cwd):
+    """A details page counts no FLOPs at all: unknown is not "no work", so every roof stays."""
+    app = RoofscopeApp([str(SAMPLES / "resnet18_fp32_h100.ncu-details.csv")])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        assert app.query_one(RooflinePane).hidden_roofs == set()

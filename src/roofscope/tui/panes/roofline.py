@@ -83,7 +83,8 @@ class RooflinePane(Pane, can_focus=True):
         limit = LAUNCH_POINTS if by == "launch" else None
         rows = report.rows(by, flt if flt != Filter() else None, limit=limit)
         flops = report.totals()[FLOPS]
-        unused = {p for p in PRECISIONS if p != "fp32" and not (flops.get(p) or 0) > 0}
+        # counted and zero: a precision with no counters (a details page) stays shown
+        unused = {p for p in PRECISIONS if p != "fp32" and flops.get(p) == 0}
         self.app.call_from_thread(self._loaded, rows, report.report_id, unused)
 
     def _loaded(self, rows: list[dict[str, Any]], report_id: int, unused: set[str]) -> None:
