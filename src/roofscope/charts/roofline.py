@@ -8,6 +8,7 @@ rulers with explicit ticks collapsed the plot (docs/decisions.md).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -35,6 +36,8 @@ class Roof:
     source: str
     series: int | None = None  # which report's roof, when several share a chart
 
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 # Compare: each report its own glyph family (big, medium, small, selected) and colour.
 FAMILIES = (
@@ -169,32 +172,28 @@ def render(
     labels = [] if several else roof_labels(memory, compute, top, frame, area, pts)
     xticks = _decades(x_lo, x_hi)
 
-    def draw(labels: list[Label], color: bool) -> str:
-        return decade_chart(series, width, height, xticks, yticks, ascii_only=ascii_only,
-                            color=color, labels=labels)  # fmt: skip
+    def draw(labels: list[Label]) -> tuple[str, str]:
+        """The chart as asked, and its text without colour codes (to check labels in)."""
+        out = decade_chart(series, width, height, xticks, yticks, ascii_only=ascii_only,
+                           color=color, labels=labels)  # fmt: skip
+        return out, _ANSI.sub("", out) if color else out
 
     # plotext rounds a label's place its own way: while two still collide on screen, the labels
     # of lowest priority (point tags, then roofs by the order placed) are left out
-    tags = len(labels) - sum(1 for p in pts if p.tag)  # point tags come after the roof labels
+    roof_texts = {roof_title(r) for r in roofs}
+    tags = next((i for i, label in enumerate(labels) if label.text not in roof_texts), len(labels))
+    out, plain = draw(labels)
     for _ in range(len(labels)):
-        plain = draw(labels, False)
         damaged = [i for i, label in enumerate(labels) if label.text not in plain]
         if not damaged:
             break
-        # a damaged point tag goes; a damaged roof label goes only if no tag's leaving mends it
-        culprit = next((i for i in damaged if i >= tags), None)
-        if culprit is None:
-            culprit = next(
-                (
-                    i
-                    for i in range(len(labels) - 1, tags - 1, -1)
-                    if labels[damaged[0]].text in draw(labels[:i] + labels[i + 1 :], False)
-                ),
-                damaged[-1],
-            )
+        # a damaged point tag goes, else the label of lowest priority (one render per try:
+        # this runs on the UI thread at every redraw)
+        culprit = next((i for i in damaged if i >= tags), len(labels) - 1)
         labels.pop(culprit)
         tags -= culprit < tags
-    return draw(labels, color)
+        out, plain = draw(labels)
+    return out
 
 
 def _roof_color(roof: Roof, several: bool) -> str | tuple[int, int, int] | None:
