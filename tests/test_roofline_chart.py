@@ -4,6 +4,7 @@ precisions the report worked in shown by default."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -11,17 +12,25 @@ from rich.color import Color, ColorSystem
 from rich.terminal_theme import DEFAULT_TERMINAL_THEME
 
 from roofscope.charts.roofline import (
+    FAMILIES,
+    LEVEL_MARKERS,
     POINT_COLOR,
     ROOF_COLORS,
+    ROOF_GLYPHS,
     SELECTED_COLOR,
     Point,
     Roof,
+    legend,
+    over_roof,
     render,
+    roof_name,
     roof_title,
+    why_over,
 )
 from roofscope.tui.app import RoofscopeApp
 from roofscope.tui.panes.roofline import RooflinePane
 from tests.conftest import SAMPLES
+from tests.screen_text import contrast
 from tests.test_tui import opened, settle
 
 DARK = (18, 18, 18)  # Textual's dark background
@@ -34,20 +43,6 @@ ROOFS = [
     Roof("l1", "memory", 26.6e12, "report"),
 ]
 POINTS = [Point("conv", 100.0, 60e12, 0.4), Point("norm", 0.5, 1e12, 0.2, selected=True)]
-
-
-def _luminance(rgb: tuple[int, int, int]) -> float:
-    def channel(v: int) -> float:
-        c = v / 255
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-
-    r, g, b = rgb
-    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
-
-
-def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
-    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
 
 
 @pytest.mark.parametrize("name", [*ROOF_COLORS, "point", "selected"])
@@ -130,3 +125,115 @@ async def test_a_report_without_flop_counters_hides_no_roof(in_tmp_cwd):
         await pilot.press("2")
         await settle(app, pilot)
         assert app.query_one(RooflinePane).hidden_roofs == set()
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
+
+
+@pytest.mark.parametrize("ascii_only", [False, True], ids=["NO_COLOR", "ascii"])
+def test_without_colour_each_roof_is_its_own_character_the_legend_shows(ascii_only):
+    chart = render(POINTS, ROOFS, 120, 36, color=False, ascii_only=ascii_only)
+    key = "  ".join(line.plain for line in legend(ROOFS, None, "dram", color=False))
+    for roof in ROOFS:
+        mark = ROOF_GLYPHS[roof.name]
+        assert mark * 3 in chart, f"{roof.name} is not drawn with {mark!r}"
+        assert f"{mark * 2} {roof_name(roof)} " in key
+    assert len(set(ROOF_GLYPHS.values())) == len(ROOF_GLYPHS)
+    markers = set(FAMILIES[0][1]) | {m[1] for m in LEVEL_MARKERS.values()}
+    assert not markers & set(ROOF_GLYPHS.values()), "a roof's character is a point marker"
+
+
+def test_in_colour_the_legend_keys_each_roof_in_its_line_colour():
+    lines = legend(ROOFS, None, "dram")
+    key = next(line for line in lines if "DRAM" in line.plain)
+    colours = {span.style for span in key.spans}
+    for roof in ROOFS:
+        r, g, b = ROOF_COLORS[roof.name]
+        assert f"rgb({r},{g},{b})" in colours
+    assert "roofs (report):" in key.plain  # one source, said once
+
+
+def test_each_diagonal_ends_at_the_top_compute_roof_shown():
+    # one diagonal and one roof, no points: the line's last cell is on the roof's row
+    rows = render([], [ROOFS[2], ROOFS[0]], 100, 30, color=False, ascii_only=True).splitlines()
+    diagonal = [i for i, line in enumerate(rows) if "*" in line]
+    roof = [i for i, line in enumerate(rows) if "=" * 5 in line]
+    assert diagonal and roof and min(diagonal) >= roof[0] - 1  # never above the roof
+
+
+def test_hierarchical_view_marks_each_level_and_joins_a_groups_points():
+    levels = [
+        Point("conv", ai, 40e12, 0.4, level=lv)
+        for lv, ai in (("dram", 90.0), ("l2", 20.0), ("l1", 4.0))
+    ]
+    links = [(levels[2], levels[0])]
+    colour = _plain(render(levels, ROOFS, 120, 36, links=links, hierarchical=True))
+    assert all(mark in colour for mark in "■▲●")
+    ascii_chart = render(levels, ROOFS, 120, 36, links=links, hierarchical=True, ascii_only=True)
+    row = next(line for line in _plain(ascii_chart).splitlines() if "@" in line)
+    assert re.search(r"o-+\^?-*\^-+@|o-+.*@", row), row  # L1 ... L2 ... DRAM on one joined row
+
+
+def test_a_point_above_its_roof_is_marked_and_explained():
+    dram, fp32 = ROOFS[2], ROOFS[0]
+    fast = Point("copy", 0.5, 3e12, 0.3, tag="1", level="dram")  # 6 TB/s over a 3.33 TB/s roof
+    ratio, roof = over_roof(fast, ROOFS)
+    assert roof is dram and ratio == pytest.approx(3e12 / (0.5 * 3.33e12))
+    assert "1 copy: 1.80× DRAM 3.33 TB/s" in why_over(fast, ratio, roof)
+    assert "1!" in _plain(render([fast], ROOFS, 120, 36))
+    # with the tensor roof hidden, tensor-core work is above the highest roof shown
+    gemm = Point("gemm", 300.0, 400e12, 0.5, level="dram")
+    ratio, roof = over_roof(gemm, [fp32, dram])
+    assert roof is fp32 and "hidden roof" in why_over(gemm, ratio, roof)
+    assert over_roof(gemm, ROOFS) is None
+    assert over_roof(Point("conv", 100.0, 60e12, 0.4, level="dram"), ROOFS) is None
+
+
+@pytest.mark.parametrize("size", [(80, 20), (100, 30), (200, 55)])
+def test_labels_are_whole_and_never_overlap_at_any_size(size):
+    points = [
+        Point(f"g{i}", 10 ** (i / 3 - 1), 10 ** (10 + i / 2), 0.3 - i / 40, tag=str(i + 1))
+        for i in range(8)
+    ]
+    plain = _plain(render(points, ROOFS, *size))
+    placed = [t for t in (roof_title(r) for r in ROOFS) if t in plain]
+    assert len(placed) >= (2 if size[1] < 30 else 4)
+    for line in plain.splitlines():
+        spans = [(m.start(), m.end()) for t in placed for m in re.finditer(re.escape(t), line)]
+        spans.sort()
+        assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), line
+
+
+async def test_hierarchy_time_filter_and_points_above_their_roof_in_the_pane(in_tmp_cwd):
+    """h shows every level at once (l goes back to one level), c keeps only the groups that
+    make up a share of the time, and a point above its roof is marked and explained."""
+    app = RoofscopeApp([str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        pane = app.query_one(RooflinePane)
+        groups = len(pane.rows)
+        one_level = _plain(pane.text)
+        assert "L2 8.68 TB/s" not in one_level and "DRAM 3.33 TB/s" in one_level
+        await pilot.press("h")
+        assert pane.hierarchical and all(m in pane.text for m in "■▲●")
+        assert "L2 8.68" in _plain(pane.text) and "■ DRAM ▲ L2 ● L1" in pane.legend[0]
+        points, links = pane.points(pane.shown_rows())
+        assert len(points) > 2 * groups and links  # one point per level, joined
+        await pilot.press("l")
+        assert not pane.hierarchical and pane.level == "dram"
+        await pilot.press("c", "c", "c")  # 100% -> 95% -> 90% -> 80%
+        shown = pane.shown_rows()
+        covered = sum(r["time_pct"] for r in shown)
+        assert pane.coverage == 0.8 and len(shown) < groups
+        assert covered >= 80 and covered - shown[-1]["time_pct"] < 80  # the fewest that cover
+        assert f"{len(shown)} of {groups} groups = {covered:.0f}% of time" in pane.legend[0]
+        await pilot.press("c", "c")
+        assert pane.coverage == 1.0 and len(pane.shown_rows()) == groups
+        assert not [line for line in pane.legend if line.startswith("!")]
+        pane.toggle_roof("tensor")  # bf16 convs ran on tensor cores: now above every roof shown
+        over = [line for line in pane.legend if line.startswith("!")]
+        assert over and "× FP16 106 TFLOP/s (report)" in over[0] and "hidden roof" in over[0]
+        assert "!" in _plain(pane.text)

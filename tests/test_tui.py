@@ -201,7 +201,7 @@ async def test_export_help_palette_and_quit(in_tmp_cwd):
         await settle(app, pilot)
         exported = (in_tmp_cwd / "roof.txt").read_text()
         assert "┤" in exported and "TB/s" in exported  # axes and roof labels
-        assert "x: FLOP/byte at DRAM" in exported and "B/s: L1" in exported  # axis titles, legend
+        assert "x: FLOP/B at DRAM" in exported and "B/s ━━ DRAM" in exported  # axis titles, legend
         await pilot.press("question_mark")
         await pilot.pause(0.1)
         assert isinstance(app.screen, HelpScreen)
@@ -453,3 +453,25 @@ async def test_lower_bounds_are_marked_in_the_tui(path, in_tmp_cwd):
         for text in (kernels, efficiency, str(eff[2])):
             assert "≥" not in text and "≤" not in text
         assert "4.91×" in efficiency
+
+
+async def test_efficiency_follows_the_selection_and_selects_only_when_moved(in_tmp_cwd):
+    """Showing Efficiency used to select the top of its ranking: Detail then showed another
+    group than the one chosen in Kernels."""
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("down", "down")
+        chosen = app.state.group
+        await pilot.press("3")
+        await settle(app, pilot)
+        assert app.state.group == chosen
+        ranking = app.query_one("#ranking", DataTable)
+        assert ranking.coordinate_to_cell_key(ranking.cursor_coordinate).row_key.value == chosen
+        ranking.focus()
+        await pilot.press("down")
+        await settle(app, pilot)
+        assert app.state.group != chosen
+        await pilot.press("4")
+        await settle(app, pilot)
+        assert repr(app.state.group) in str(app.query_one("#detail-title").render())

@@ -1,4 +1,5 @@
-"""Text snapshots of every pane at 80×24 and 160×50, plus checks that charts have content.
+"""Text snapshots of every view at 80×24 and 200×60, in colour and NO_COLOR, plus checks that
+charts have content and that what they draw reads on the background.
 
 A snapshot alone would happily keep a blank chart, so each test also asserts what must be on
 the screen. ROOFSCOPE_UPDATE_SNAPSHOTS=1 rewrites tests/snapshots/ after a deliberate change.
@@ -9,18 +10,23 @@ from __future__ import annotations
 import pytest
 
 from roofscope.tui.app import RoofscopeApp
-from tests.screen_text import assert_snapshot, screen_text
+from tests.screen_text import assert_snapshot, faint_cells, screen_text
 from tests.test_tui import RESNET, opened, settle
 
 pytestmark = pytest.mark.usefixtures("shared_sample_cache")
 
-PANES = {"1": "kernels", "2": "roofline", "3": "efficiency", "4": "detail"}
-MUST_SHOW = {
-    "kernels": ["conv fprop", "GEMM", "layout transform"],
-    "roofline": ["┤", "FLOP/s: FP64", "B/s: L1", "(report)"],
-    "efficiency": ["potential speedup", "90%–100%"],
-    "detail": ["time_s", "fp32", "metrics"],
-}
+# Each view, the keys that open it from the one before, and what must be on it: a snapshot
+# alone would happily keep a blank chart.
+VIEWS = (
+    ("kernels", "1", ["conv fprop", "GEMM", "layout transform"]),
+    ("roofline", "2", ["┤", "roofs (report): FLOP/s", "DRAM 3.34", "◉", "1 layout transform"]),
+    ("hierarchical", "h", ["┤", "■ DRAM ▲ L2 ● L1", "■", "▲", "L1 26.8T"]),
+    ("efficiency", "3", ["potential speedup", "90%–100%"]),
+    ("detail", "4", ["time_s", "fp32", "metrics"]),
+)
+# Without colour each roof is its own character, the one its legend key shows
+NO_COLOR_SHOWS = {"roofline": ["== FP32", "** DRAM", "*****", "====="], "hierarchical": [":: L1"]}
+CHARTS = ("roofline", "hierarchical")
 
 
 async def stable_screen(app: RoofscopeApp, pilot) -> str:
@@ -42,23 +48,31 @@ def _wide_terminal(monkeypatch):
     monkeypatch.setenv("LINES", "100")
 
 
-@pytest.mark.parametrize("size", [(80, 24), (160, 50)], ids=["80x24", "160x50"])
-@pytest.mark.parametrize("key", sorted(PANES))
-async def test_pane_snapshot(key, size, in_tmp_cwd):
+@pytest.mark.parametrize("colour", [True, False], ids=["colour", "NO_COLOR"])
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])
+async def test_every_view_in_colour_and_not(size, colour, monkeypatch, in_tmp_cwd):
+    """One app per size and colour mode walks Kernels, Roofline (one level, hierarchical),
+    Efficiency and Detail; each screen is checked and compared with its snapshot, and in
+    colour every cell drawn on the chart reads at least 3:1 against the background."""
+    if not colour:
+        monkeypatch.setenv("NO_COLOR", "1")
     app = RoofscopeApp([RESNET], ascii_only=False)
-    app.state.use_color = False
+    assert app.state.use_color is colour
     async with app.run_test(size=size) as pilot:
         await opened(app, pilot)
         await pilot.press("down", "down")  # select a group: highlighted on roofline, in detail
         await settle(app, pilot)
-        await pilot.press(key)
-        await settle(app, pilot, 5)
-        text = await stable_screen(app, pilot)
-    pane = PANES[key]
-    for needle in MUST_SHOW[pane]:
-        assert needle in text, f"{needle!r} missing from the {pane} pane"
-    if pane == "roofline":
-        chart_rows = [line for line in text.splitlines() if "│" in line or "┤" in line]
-        assert len(chart_rows) >= (8 if size[1] == 24 else 25)
-        assert "◉" in text  # the selected group
-    assert_snapshot(f"{pane}-{size[0]}x{size[1]}", text)
+        for view, keys, must_show in VIEWS:
+            await pilot.press(*keys)
+            await settle(app, pilot, 5)
+            text = await stable_screen(app, pilot)
+            for needle in must_show + ([] if colour else NO_COLOR_SHOWS.get(view, [])):
+                assert needle in text, f"{needle!r} missing from the {view} view"
+            if view in CHARTS:
+                chart_rows = [line for line in text.splitlines() if "│" in line or "┤" in line]
+                assert len(chart_rows) >= (8 if size[1] == 24 else 25)
+                if colour:
+                    faint = faint_cells(app, "#roofline-chart")
+                    assert not faint, f"under 3:1 on the {view} chart: {faint[:5]}"
+            name = f"{view}-{size[0]}x{size[1]}" + ("" if colour else "-nocolor")
+            assert_snapshot(name, text)

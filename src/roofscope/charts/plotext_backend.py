@@ -25,6 +25,7 @@ class Series:
     ys: Sequence[float]
     marker: str | None = None  # None: draw as a line (plotext colours each series in turn)
     color: Color | None = None  # a plotext colour name or RGB; None: plotext's next colour
+    line: str | None = None  # the character a line is drawn with; None: braille ("." in ASCII)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def decade_chart(
     fig.plot_size(max(width, 20), max(height - 1, 6))  # the tick labels take one more row
     fig.canvas("default")
     for s in series:
-        symbol = s.marker if s.marker is not None else ("." if ascii_only else "braille")
+        symbol = s.marker or s.line or ("." if ascii_only else "braille")
         marker = symbol if s.color is None else plotext.marker(symbol, s.color)
         signal = fig.signal(list(s.xs), list(s.ys), marker=marker)
         if s.marker is None:

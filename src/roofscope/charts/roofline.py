@@ -10,9 +10,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from roofscope.charts.plotext_backend import Label, Series, decade_chart
+from rich.text import Text
+
+from roofscope.charts.plotext_backend import Color, Label, Series, decade_chart
 from roofscope.present.units import si
 from roofscope.quantities import LEVEL_TITLES, PRECISION_TITLES
 
@@ -20,12 +22,13 @@ from roofscope.quantities import LEVEL_TITLES, PRECISION_TITLES
 @dataclass(frozen=True)
 class Point:
     name: str
-    ai: float  # FLOP/B at the chosen memory level
+    ai: float  # FLOP/B at the memory level ``level``
     flop_per_s: float
     share: float  # of the run time, 0..1
     selected: bool = False
     series: int = 0  # which report, when several share a chart (Compare)
     tag: str = ""  # drawn beside the marker: the top groups' numbers, the selection's name
+    level: str = ""  # dram | l2 | l1: the diagonal that bounds it (its marker, hierarchically)
 
 
 @dataclass(frozen=True)
@@ -59,15 +62,55 @@ ROOF_COLORS: dict[str, tuple[int, int, int]] = {
     "l2": (129, 199, 132),  # green
     "l1": (224, 224, 224),  # light grey
 }
+# Without colour (NO_COLOR, a monochrome terminal, --ascii) each roof is drawn with its own
+# character, the one the legend shows beside its name; none is a marker of one report's points
+# (Compare, where the other reports' markers take these characters, keeps plain lines).
+ROOF_GLYPHS: dict[str, str] = {
+    "fp64": "%",
+    "fp32": "=",
+    "fp16": "~",
+    "tensor": "#",
+    "dram": "*",
+    "l2": "+",
+    "l1": ":",
+}
+# The hierarchical view: a group's point at each level, shaped (and coloured) by level, as
+# Nsight Compute's hierarchical roofline does; (Unicode, ASCII).
+LEVEL_MARKERS: dict[str, tuple[str, str]] = {
+    "dram": ("■", "@"),
+    "l2": ("▲", "^"),
+    "l1": ("●", "o"),
+}
 POINT_COLOR = (255, 255, 255)
 SELECTED_COLOR = (255, 112, 67)  # the ◉ of the selection: orange-red
+LINK_COLOR = (176, 176, 176)  # the line joining one group's levels: grey, 8:1 on #121212
+OVER = "!"  # beside a point above its roof (the legend says why)
 
 
 def roof_title(roof: Roof) -> str:
     """``DRAM 3.35 TB/s``, ``FP32 53.7 TFLOP/s`` — a roof as labelled on the chart."""
-    name = LEVEL_TITLES.get(roof.name) or PRECISION_TITLES.get(roof.name) or roof.name.upper()
-    unit = "B/s" if roof.kind == "memory" else "FLOP/s"
-    return f"{name} {si(roof.value, unit)}"
+    return f"{roof_name(roof)} {si(roof.value, roof_unit(roof))}"
+
+
+def roof_name(roof: Roof) -> str:
+    return LEVEL_TITLES.get(roof.name) or PRECISION_TITLES.get(roof.name) or roof.name.upper()
+
+
+def roof_unit(roof: Roof) -> str:
+    return "B/s" if roof.kind == "memory" else "FLOP/s"
+
+
+def _titles(roof: Roof) -> tuple[str, str]:
+    """A roof's label on the chart, then the short form tried where that does not fit."""
+    return roof_title(roof), f"{roof_name(roof)} {si(roof.value, compact=True)}"
+
+
+def roof_key(roof: Roof, ascii_only: bool, color: bool) -> str:
+    """The legend's sample of a roof's line: a bar in its colour, or the character it is
+    drawn with where there is no colour."""
+    if color:
+        return "--" if ascii_only else "━━"
+    return ROOF_GLYPHS.get(roof.name, ".") * 2
 
 
 def glyph(share: float, selected: bool, ascii_only: bool, series: int = 0) -> str:
@@ -86,10 +129,44 @@ def series_color(series: int | None) -> str | None:
     return None if series is None else COLORS[series % len(COLORS)]
 
 
+def over_roof(point: Point, roofs: Sequence[Roof]) -> tuple[float, Roof] | None:
+    """How far a point lies above the roofs shown, and the roof it breaks: the lower of the
+    highest compute roof and its level's diagonal at its intensity (``None`` when under both).
+    A point above its roof means the roof is not what ran: a precision whose roof is hidden,
+    clocks above the roof's, or a datasheet bandwidth below what the GPU sustained."""
+    compute = [r for r in roofs if r.kind == "compute" and r.value > 0]
+    bounds = [(r.value, r) for r in compute if r.value == max(c.value for c in compute)]
+    bounds += [
+        (r.value * point.ai, r)
+        for r in roofs
+        if r.kind == "memory" and r.value > 0 and r.name == point.level
+    ]
+    if not bounds or point.ai <= 0 or point.flop_per_s <= 0:
+        return None
+    bound, roof = min(bounds, key=lambda b: b[0])
+    ratio = point.flop_per_s / bound
+    return (ratio, roof) if ratio > 1.005 else None  # half a percent: rounding in the counters
+
+
+def why_over(point: Point, ratio: float, roof: Roof) -> str:
+    """One line for the legend: which roof the point breaks, by how much, and what that means."""
+    name = f"{point.tag} {point.name}" if point.tag.isdigit() else point.name
+    where = f"{name}: {ratio:.2f}× {roof_title(roof)} ({short_source(roof.source)})"
+    if roof.kind == "memory":
+        return (
+            f"{where} at its intensity: more bytes/s than that roof, which is below what the GPU "
+            "sustained (a datasheet or base-clock value)"
+        )
+    return (
+        f"{where}, the highest roof shown: its work ran on a hidden roof (Ctrl+P: Toggle roof) "
+        "or above the roof's clock"
+    )
+
+
 def _decades(lo: float, hi: float, slots: int = 99) -> tuple[list[float], list[str]]:
     """Decade ticks, every n-th one when more decades than ``slots`` would crowd the axis
     (two labels on one row of a short chart read as one number)."""
-    a, b = math.floor(lo), math.ceil(hi)
+    a, b = math.ceil(lo), math.floor(hi)  # inside: plotext widens the frame to its ticks
     step = max(1, math.ceil((b - a + 1) / max(slots, 2)))
     ticks = list(range(a, b + 1, step))
     return [float(t) for t in ticks], [si(10.0**t, compact=True) for t in ticks]
@@ -104,13 +181,17 @@ def render(
     ascii_only: bool = False,
     color: bool = True,
     links: Sequence[tuple[Point, Point]] = (),
+    hierarchical: bool = False,
 ) -> str:
     """The chart (``height`` rows) for the given points and roofs; empty roofs are allowed.
-    ``links`` draws a line from each first point to its second (Compare: before → after)."""
+    ``links`` draws a line from each first point to its second (Compare: before → after; the
+    hierarchical view: one group's levels). ``hierarchical`` marks points by their level."""
     several = any(p.series for p in points) or any(r.series is not None for r in roofs)
     memory = [r for r in roofs if r.kind == "memory" and r.value > 0]
     compute = [r for r in roofs if r.kind == "compute" and r.value > 0]
     pts = [p for p in points if p.ai > 0 and p.flop_per_s > 0]
+    if not several:  # a point above its roof carries a mark (the legend says why)
+        pts = [replace(p, tag=p.tag + OVER) if over_roof(p, roofs) is not None else p for p in pts]
     xs = [p.ai for p in pts]
     ys = [p.flop_per_s for p in pts]
     top = max((r.value for r in compute), default=max(ys, default=1e12))
@@ -119,24 +200,28 @@ def render(
     x_lo = math.log10(min([*xs, *ridges, 1.0])) - 0.5
     x_hi = math.log10(max([*xs, *ridges, 1.0])) + 0.5
     y_lo = math.log10(min([*ys, *(10**x_lo * r.value for r in memory), top])) - 0.3
-    y_hi = math.log10(top) + 0.3
+    # room above the top roof for its label: a row, up to a decade (none is drawn in Compare)
+    row = (math.log10(top) - y_lo) / max(height - 5, 1)
+    y_hi = math.log10(top) + (0.3 if several else min(1.0, max(0.3, 1.2 * row)))
     series: list[Series] = []
-    for r in memory:
+    for r in memory:  # each diagonal ends where it meets the top compute roof
         x_end = math.log10(top / r.value)
         series.append(
             Series(
                 [x_lo, x_end],
                 [x_lo + math.log10(r.value), math.log10(top)],
-                color=_roof_color(r, several),
+                color=_roof_color(r, several) if color else None,
+                line=None if several else _roof_line(r, ascii_only, color),
             )
         )
-    for r in compute:
+    for r in compute:  # each compute roof starts where the widest diagonal meets it
         x_start = math.log10(r.value / widest) if widest else x_lo
         series.append(
             Series(
                 [max(x_start, x_lo), x_hi],
                 [math.log10(r.value)] * 2,
-                color=_roof_color(r, several),
+                color=_roof_color(r, several) if color else None,
+                line=None if several else _roof_line(r, ascii_only, color),
             )
         )
     for a, b in links:
@@ -145,7 +230,8 @@ def render(
                 Series(
                     [math.log10(a.ai), math.log10(b.ai)],
                     [math.log10(a.flop_per_s), math.log10(b.flop_per_s)],
-                    color="yellow",
+                    color=LINK_COLOR if hierarchical else "yellow",
+                    line="-" if ascii_only else None,
                 )
             )
     # draw small points first so that the big and the selected ones stay on top
@@ -154,10 +240,8 @@ def render(
             Series(
                 [math.log10(p.ai)],
                 [math.log10(p.flop_per_s)],
-                marker=glyph(p.share, p.selected, ascii_only, p.series),
-                color=series_color(p.series)
-                if several
-                else (SELECTED_COLOR if p.selected else POINT_COLOR),
+                marker=_marker(p, ascii_only, hierarchical),
+                color=_point_color(p, several, hierarchical),
             )
         )
     if not series:
@@ -178,22 +262,40 @@ def render(
                            color=color, labels=labels)  # fmt: skip
         return out, _ANSI.sub("", out) if color else out
 
-    # plotext rounds a label's place its own way: while two still collide on screen, the labels
-    # of lowest priority (point tags, then roofs by the order placed) are left out
-    roof_texts = {roof_title(r) for r in roofs}
-    tags = next((i for i, label in enumerate(labels) if label.text not in roof_texts), len(labels))
+    # plotext rounds a label's place its own way: while a label is not whole on screen (two
+    # collided), the damaged one of lowest priority (tags, then roofs by the order placed) is
+    # left out, one render per try: this runs on the UI thread at every redraw
     out, plain = draw(labels)
     for _ in range(len(labels)):
         damaged = [i for i, label in enumerate(labels) if label.text not in plain]
         if not damaged:
             break
-        # a damaged point tag goes, else the label of lowest priority (one render per try:
-        # this runs on the UI thread at every redraw)
-        culprit = next((i for i in damaged if i >= tags), len(labels) - 1)
-        labels.pop(culprit)
-        tags -= culprit < tags
+        labels.pop(damaged[-1])
         out, plain = draw(labels)
     return out
+
+
+def _marker(p: Point, ascii_only: bool, hierarchical: bool) -> str:
+    if hierarchical and p.level in LEVEL_MARKERS:
+        return LEVEL_MARKERS[p.level][1 if ascii_only else 0]
+    return glyph(p.share, p.selected, ascii_only, p.series)
+
+
+def _point_color(p: Point, several: bool, hierarchical: bool) -> Color | None:
+    if several:
+        return series_color(p.series)
+    if p.selected:
+        return SELECTED_COLOR
+    if hierarchical:
+        return ROOF_COLORS.get(p.level, POINT_COLOR)
+    return POINT_COLOR
+
+
+def _roof_line(roof: Roof, ascii_only: bool, color: bool) -> str | None:
+    """Braille in colour; without colour (or in ASCII) the roof's own character."""
+    if color and not ascii_only:
+        return None
+    return ROOF_GLYPHS.get(roof.name, ".")
 
 
 def _roof_color(roof: Roof, several: bool) -> str | tuple[int, int, int] | None:
@@ -210,62 +312,111 @@ def roof_labels(
     area: tuple[int, int],
     points: Sequence[Point] = (),
 ) -> list[Label]:
-    """Each roof's name and value beside its line, no two on one stretch of one row: compute
-    roofs at the right end just above their line, bandwidths at the left along their diagonal.
-    A label that fits nowhere is left out (the legend under the chart lists every roof). Then
-    each tagged point's tag just right of its marker, where it fits."""
+    """Each roof's name and value beside its line, and each tagged point's tag beside its
+    marker, none over another label, a marker or a line: the tags first (right of their
+    marker, else left), then compute roofs at the right end above their line (else below),
+    then each diagonal's label on its upper-left side. A roof label that fits nowhere is left
+    out (the legend lists every roof); a tag that fits only over a line goes there.
+    Returned roofs first, tags last: the order in which labels are dropped is from the end."""
     x_lo, x_hi, y_lo, y_hi = frame
     cols, rows = max(area[0], 10), max(area[1], 4)  # the plot area, in cells
     dx = (x_hi - x_lo) / (cols - 1)  # data units per column and per row
     dy = (y_hi - y_lo) / (rows - 1)
-    taken: list[tuple[int, int, int]] = []  # (row, first column, last column)
+    taken: list[tuple[int, int, int]] = []  # labels and markers: (row, first col, last col)
+    drawn: list[tuple[int, int, int]] = []  # the lines' cells
 
-    def place(x: float, y: float, text: str) -> bool:
-        row = round((y_hi - y) / dy)
-        col = round((x - x_lo) / dx)
+    def cell(x: float, y: float) -> tuple[int, int]:
+        return round((y_hi - y) / dy), round((x - x_lo) / dx)
+
+    def free(row: int, col: int, text: str, spans: list[tuple[int, int, int]]) -> bool:
+        # one cell of margin each side: plotext rounds a position its own way
+        end = col + len(text) - 1
+        return not any(r == row and c0 <= end + 1 and col - 1 <= c1 for r, c0, c1 in spans)
+
+    def place(x: float, y: float, text: str, over_lines: bool = False) -> bool:
+        row, col = cell(x, y)
         if row < 0 or row >= rows or col < 0 or col + len(text) > cols:
             return False
-        # one cell of margin each side: plotext rounds a position its own way
-        if any(r == row and c0 - 1 <= col + len(text) and col <= c1 + 1 for r, c0, c1 in taken):
+        if not free(row, col, text, taken) or not (over_lines or free(row, col, text, drawn)):
             return False
-        taken.append((row, col, col + len(text)))
+        taken.append((row, col, col + len(text) - 1))
         return True
+
+    diagonal: dict[str, dict[int, list[int]]] = {}  # each diagonal's columns by row
+    for r in memory:
+        for col in range(cols):
+            x = x_lo + col * dx
+            if x > math.log10(top / r.value) + dx:
+                break
+            row, _ = cell(x, x + math.log10(r.value))
+            drawn.append((row, col, col))
+            diagonal.setdefault(r.name, {}).setdefault(row, []).append(col)
+    flat: dict[int, set[str]] = {}  # rows with a compute roof's line: a label there is its
+    for r in compute:
+        widest = max((m.value for m in memory), default=None)
+        row, first = cell(math.log10(r.value / widest) if widest else x_lo, math.log10(r.value))
+        drawn.append((row, max(first, 0), cols))
+        flat.setdefault(row, set()).add(r.name)
+
+    def beside(r: Roof, y: float) -> bool:
+        """Not on the row of another roof's horizontal line, where it would read as that's."""
+        return flat.get(cell(x_lo, y)[0], {r.name}) <= {r.name}
 
     for p in points:  # a label never covers a marker
         if p.ai > 0 and p.flop_per_s > 0:
-            row = round((y_hi - math.log10(p.flop_per_s)) / dy)
-            col = round((math.log10(p.ai) - x_lo) / dx)
+            row, col = cell(math.log10(p.ai), math.log10(p.flop_per_s))
             taken.append((row, col, col))
-    labels = []
-    for r in sorted(compute, key=lambda r: -r.value):
-        text = roof_title(r)
-        right = x_hi - (len(text) + 1) * dx
-        spots = [
-            (right - k * (len(text) + 2) * dx, math.log10(r.value) + side * dy)
-            for side in (1, -1)  # the row above the line, else the row below
-            for k in range(3)
-        ]
-        for x, y in spots:
-            if place(x, y, text):
-                labels.append(Label(x, y, text, ROOF_COLORS.get(r.name)))
-                break
-    for r in sorted(memory, key=lambda r: r.value):
-        text = roof_title(r)
-        x_end = math.log10(top / r.value)
-        for step in range(cols):
-            x = x_lo + (step + 1) * 2 * dx
-            y = x + math.log10(r.value) + dy  # just above the diagonal where the label starts
-            if x >= x_end:
-                break
-            if place(x, y, text):
-                labels.append(Label(x, y, text, ROOF_COLORS.get(r.name)))
-                break
+    tags = []
     for p in sorted(points, key=lambda p: (not p.selected, -p.share)):
         if p.tag and p.ai > 0 and p.flop_per_s > 0:
-            x, y = math.log10(p.ai) + 2 * dx, math.log10(p.flop_per_s)
-            if place(x, y, p.tag):
-                labels.append(Label(x, y, p.tag, SELECTED_COLOR if p.selected else POINT_COLOR))
-    return labels
+            x, y = math.log10(p.ai), math.log10(p.flop_per_s)
+            left = x - (len(p.tag) + 1) * dx
+            # beside the marker, else on the row above or below it, reading as attached
+            spots = [(x + 2 * dx, y), (left, y)]
+            spots += [(s, y + side * dy) for side in (1, -1) for s in (x + dx, left + dx)]
+            spot = next((s for s in spots if place(*s, p.tag)), None)
+            if spot is None:
+                spot = next((s for s in spots if place(*s, p.tag, over_lines=True)), None)
+            if spot is not None:
+                color = SELECTED_COLOR if p.selected else POINT_COLOR
+                tags.append(Label(*spot, p.tag, color))
+    labels = []
+    widest = max((m.value for m in memory), default=None)
+    for r in sorted(memory, key=lambda r: r.value):
+        rows_up = sorted(diagonal.get(r.name, {}).items(), reverse=True)
+        # the full title, else its short form, else the short form over a neighbouring
+        # diagonal (parallel ones a few cells apart leave no gap between them)
+        for text, over_lines in (*((t, False) for t in _titles(r)), (_titles(r)[1], True)):
+            # row by row up the diagonal: the label ending left of the line's cells in that
+            # row, else starting right of them (below the line)
+            spots = [(x_lo + (min(c) - 1 - len(text)) * dx, y_hi - row * dy) for row, c in rows_up]
+            spots += [(x_lo + (max(c) + 2) * dx, y_hi - row * dy) for row, c in rows_up]
+            spot = next((s for s in spots if beside(r, s[1]) and place(*s, text, over_lines)), None)
+            if spot is not None:
+                labels.append(Label(*spot, text, ROOF_COLORS.get(r.name)))
+                break
+    for r in sorted(compute, key=lambda r: -r.value):
+        start = math.log10(r.value / widest) if widest else x_lo
+        for text in _titles(r):  # the full title, else its short form
+            right = x_hi - (len(text) + 1) * dx
+            spots = [
+                (right - k * 2 * dx, math.log10(r.value) + side * dy)
+                for side in (1, -1)  # the row above the line, else the row below
+                for k in range(cols // 2)
+            ]
+            # at least half of it over its own line, not off before the line starts
+            spot = next(
+                (
+                    s
+                    for s in spots
+                    if s[0] + len(text) / 2 * dx >= start and beside(r, s[1]) and place(*s, text)
+                ),
+                None,
+            )
+            if spot is not None:
+                labels.append(Label(*spot, text, ROOF_COLORS.get(r.name)))
+                break
+    return labels + tags
 
 
 def short_source(source: str) -> str:
@@ -276,23 +427,41 @@ def short_source(source: str) -> str:
     return source.split(":")[0][:12]
 
 
-def legend(roofs: list[Roof], selected: Point | None, level: str) -> list[str]:
-    """Compact lines under the chart: every roof with its value and source, then the
-    selected point."""
+def legend(
+    roofs: list[Roof],
+    selected: Point | None,
+    level: str,
+    *,
+    ascii_only: bool = False,
+    color: bool = True,
+) -> list[Text]:
+    """Compact lines under the chart: every roof keyed by its line's colour (or character),
+    with its value, the source said once when all agree; then the selected point."""
+    sources = {short_source(r.source) for r in roofs}
 
-    def item(r: Roof) -> str:
-        return f"{r.name.upper()} {si(r.value, compact=True)} ({short_source(r.source)})"
+    def item(r: Roof) -> Text:
+        key = Text(
+            roof_key(r, ascii_only, color), style=_rgb(ROOF_COLORS.get(r.name)) if color else ""
+        )
+        source = "" if len(sources) == 1 else f" ({short_source(r.source)})"
+        return key + f" {roof_name(r)} {si(r.value, compact=True)}{source}"
 
-    compute = "  ".join(item(r) for r in roofs if r.kind == "compute")
-    memory = "  ".join(item(r) for r in roofs if r.kind == "memory")
-    lines = []
-    if compute:
-        lines.append(f"FLOP/s: {compute}")
-    if memory:
-        lines.append(f"B/s: {memory}")
+    parts = []
+    for kind, title in (("compute", "FLOP/s"), ("memory", "B/s")):
+        items = [item(r) for r in roofs if r.kind == kind]
+        if items:
+            parts.append(Text(f"{title} ") + Text("  ").join(items))
+    origin = f" ({sources.pop()})" if len(sources) == 1 else ""
+    lines = [Text(f"roofs{origin}: ") + Text(" · ").join(parts)] if parts else []
     if selected is not None:
         lines.append(
-            f"▶ {selected.name}: AI({level}) {selected.ai:.3g} FLOP/B, "
-            f"{si(selected.flop_per_s, 'FLOP/s', compact=True)}, {selected.share:.1%} of time"
+            Text(
+                f"▶ {selected.name}: AI({level}) {selected.ai:.3g} FLOP/B, "
+                f"{si(selected.flop_per_s, 'FLOP/s', compact=True)}, {selected.share:.1%} of time"
+            )
         )
     return lines
+
+
+def _rgb(rgb: tuple[int, int, int] | None) -> str:
+    return "" if rgb is None else f"rgb({rgb[0]},{rgb[1]},{rgb[2]})"

@@ -216,7 +216,8 @@ class ComparePane(Pane, can_focus=True):
             Roof(c.name, c.kind, c.value, c.source, series)
             for series, i in enumerate((self.before, self.after))
             for c in reports[i].ceilings
-            if c.name in ROOFS
+            # the level's own diagonal alone: the points' x is intensity at that level
+            if c.name in ROOFS and (c.kind != "memory" or c.name == self.level)
         ]
         self.text = render(
             points,

@@ -153,6 +153,18 @@ class EfficiencyPane(Pane):
                 f.bounded(f.frac(r[EFFICIENCY]), f.AT_LEAST, row_complete),
                 key=str(r["name"]),
             )
+        self._follow_selection()
+
+    def _follow_selection(self) -> None:
+        """The ranking's cursor on the shared selection: showing this pane selects nothing."""
+        names = [str(r["name"]) for r in self.ranking]
+        if self.state.group in names:
+            self.query_one("#ranking", DataTable).move_cursor(row=names.index(self.state.group))
+
+    def state_changed(self, change: Change) -> None:
+        super().state_changed(change)
+        if change is Change.SELECTION and self.ranking:
+            self._follow_selection()
 
     @on(DataTable.RowSelected, "#bins")
     def _bin_selected(self, event: DataTable.RowSelected) -> None:
@@ -164,8 +176,10 @@ class EfficiencyPane(Pane):
 
     @on(DataTable.RowHighlighted, "#ranking")
     def _ranking_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if event.row_key is not None and event.row_key.value is not None:
-            self.post_message(GroupSelected(event.row_key.value))
+        # only the user's moves: a table filled or following the selection posts one too
+        name = event.row_key.value if event.row_key is not None else None
+        if self.query_one("#ranking", DataTable).has_focus and name not in (None, self.state.group):
+            self.post_message(GroupSelected(name))
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
         total = sum(b[TIME_S] for b in self.data.get("bins", [])) or 1.0
