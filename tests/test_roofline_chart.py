@@ -237,3 +237,12 @@ async def test_hierarchy_time_filter_and_points_above_their_roof_in_the_pane(in_
         over = [line for line in pane.legend if line.startswith("!")]
         assert over and "× FP16 106 TFLOP/s (report)" in over[0] and "hidden roof" in over[0]
         assert "!" in _plain(pane.text)
+
+
+def test_a_chart_spanning_few_decades_uses_its_height_and_ascii_has_no_box_characters():
+    # plotext 6.1 squeezed a range that starts far from 0 into its top rows unless told
+    roofs = [Roof("fp32", "compute", 5e13, "report"), Roof("dram", "memory", 3e12, "report")]
+    point = [Point("a", 1.0, 1e12, 0.3, tag="1")]
+    chart = render(point, roofs, 60, 16, color=False, ascii_only=True)
+    assert sum("*" in line for line in chart.splitlines()) >= 6
+    assert not set(chart) & set("┌┐└┘─│┤├┬┴┼⠀⣀⠉"), "box or braille characters in --ascii"

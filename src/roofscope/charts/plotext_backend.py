@@ -16,6 +16,8 @@ from dataclasses import dataclass
 _BACKGROUND = re.compile(r"\x1b\[48;[0-9;]*m")
 _FRAME = re.compile(r"\x1b\[38;5;(?:0|12)m")
 
+_ASCII_FRAME = str.maketrans("┌┐└┘─│┤├┬┴┼", "++++-|+++++")
+
 Color = str | tuple[int, int, int]
 
 
@@ -55,9 +57,11 @@ def decade_chart(
     ascii_only: bool = False,
     color: bool = True,
     labels: Sequence[Label] = (),
+    frame: tuple[float, float, float, float] | None = None,
 ) -> str:
     """A chart of data already in log10 units, with decade ticks, as text (ANSI colour codes
-    unless ``color`` is False), on the terminal's own background."""
+    unless ``color`` is False), on the terminal's own background; ``frame`` is
+    (x_lo, x_hi, y_lo, y_hi), the ranges the axes span."""
     import plotext
     from plotext._kernel.terminal import terminal as _Terminal
 
@@ -78,5 +82,10 @@ def decade_chart(
         fig.draw(fig.text(label.x, label.y, text))
     fig.ruler("x").ticks(*xticks)
     fig.ruler("y").ticks(*yticks)
+    if frame is not None:  # plotext 6.1 sized some ranges from 0 up (docs/decisions.md)
+        fig.ruler("x").lim(frame[0], frame[1])
+        fig.ruler("y").lim(frame[2], frame[3])
     out = fig.build().string(colorless=not color)
+    if ascii_only:  # plotext draws its frame in box characters whatever the markers
+        out = out.translate(_ASCII_FRAME)
     return _FRAME.sub("\x1b[39m", _BACKGROUND.sub("", out)) if color else out

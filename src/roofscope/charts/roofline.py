@@ -259,7 +259,7 @@ def render(
     def draw(labels: list[Label]) -> tuple[str, str]:
         """The chart as asked, and its text without colour codes (to check labels in)."""
         out = decade_chart(series, width, height, xticks, yticks, ascii_only=ascii_only,
-                           color=color, labels=labels)  # fmt: skip
+                           color=color, labels=labels, frame=frame)  # fmt: skip
         return out, _ANSI.sub("", out) if color else out
 
     # plotext rounds a label's place its own way: while a label is not whole on screen (two
@@ -389,8 +389,9 @@ def roof_labels(
         for text, over_lines in (*((t, False) for t in _titles(r)), (_titles(r)[1], True)):
             # row by row up the diagonal: the label ending left of the line's cells in that
             # row, else starting right of them (below the line)
-            spots = [(x_lo + (min(c) - 1 - len(text)) * dx, y_hi - row * dy) for row, c in rows_up]
-            spots += [(x_lo + (max(c) + 2) * dx, y_hi - row * dy) for row, c in rows_up]
+            # (a cell apart more than the margin: plotext draws a line a cell off at times)
+            spots = [(x_lo + (min(c) - 2 - len(text)) * dx, y_hi - row * dy) for row, c in rows_up]
+            spots += [(x_lo + (max(c) + 3) * dx, y_hi - row * dy) for row, c in rows_up]
             spot = next((s for s in spots if beside(r, s[1]) and place(*s, text, over_lines)), None)
             if spot is not None:
                 labels.append(Label(*spot, text, ROOF_COLORS.get(r.name)))

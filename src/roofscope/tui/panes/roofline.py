@@ -74,7 +74,7 @@ class RooflinePane(Pane, can_focus=True):
         Binding("h", "hierarchy", "All levels", tooltip="each group at L1, L2 and DRAM at once"),
         Binding("t", "points", "Groups/launches", tooltip="groups or the 2,000 longest launches"),
         Binding(
-            "c", "coverage", "Time shown", tooltip="only what makes up 100/95/90/80/50% of time"
+            "c", "coverage", "Time %", tooltip="only what makes up 100/95/90/80/50% of time"
         ),
     ]
     DEFAULT_CSS = """
