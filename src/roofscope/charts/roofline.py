@@ -351,12 +351,22 @@ def roof_labels(
             row, _ = cell(x, x + math.log10(r.value))
             drawn.append((row, col, col))
             diagonal.setdefault(r.name, {}).setdefault(row, []).append(col)
+
+    def rows_at(y: float) -> list[int]:
+        """The row a line or marker at ``y`` lands on, both rows when it is near half-way:
+        plotext rounds those its own way."""
+        at = (y_hi - y) / dy
+        return sorted({math.floor(at + 0.35), math.floor(at + 0.65)})
+
     flat: dict[int, set[str]] = {}  # rows with a compute roof's line: a label there is its
+    lines: dict[str, list[int]] = {}  # each compute roof's row(s)
+    widest = max((m.value for m in memory), default=None)
     for r in compute:
-        widest = max((m.value for m in memory), default=None)
-        row, first = cell(math.log10(r.value / widest) if widest else x_lo, math.log10(r.value))
-        drawn.append((row, max(first, 0), cols))
-        flat.setdefault(row, set()).add(r.name)
+        first = cell(math.log10(r.value / widest) if widest else x_lo, 0)[1]
+        lines[r.name] = rows_at(math.log10(r.value))
+        for row in lines[r.name]:
+            drawn.append((row, max(first, 0), cols))
+            flat.setdefault(row, set()).add(r.name)
 
     def beside(r: Roof, y: float) -> bool:
         """Not on the row of another roof's horizontal line, where it would read as that's."""
@@ -364,8 +374,8 @@ def roof_labels(
 
     for p in points:  # a label never covers a marker
         if p.ai > 0 and p.flop_per_s > 0:
-            row, col = cell(math.log10(p.ai), math.log10(p.flop_per_s))
-            taken.append((row, col, col))
+            col = cell(math.log10(p.ai), 0)[1]
+            taken += [(row, col, col) for row in rows_at(math.log10(p.flop_per_s))]
     tags = []
     for p in sorted(points, key=lambda p: (not p.selected, -p.share)):
         if p.tag and p.ai > 0 and p.flop_per_s > 0:
@@ -398,11 +408,14 @@ def roof_labels(
                 break
     for r in sorted(compute, key=lambda r: -r.value):
         start = math.log10(r.value / widest) if widest else x_lo
+        # the row above the line, else the row below (a whole row, clear of a line that
+        # may land on either of two)
+        beside_rows = (min(lines[r.name]) - 1, max(lines[r.name]) + 1)
         for text in _titles(r):  # the full title, else its short form
             right = x_hi - (len(text) + 1) * dx
             spots = [
-                (right - k * 2 * dx, math.log10(r.value) + side * dy)
-                for side in (1, -1)  # the row above the line, else the row below
+                (right - k * 2 * dx, y_hi - row * dy)
+                for row in beside_rows
                 for k in range(cols // 2)
             ]
             # at least half of it over its own line, not off before the line starts
