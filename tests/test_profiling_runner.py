@@ -134,6 +134,23 @@ def test_progress_reads_the_real_ncu_log():
     assert p.report == "./art/resnet18_fp32.ncu-rep" and not p.errors
 
 
+def test_progress_reads_a_compiled_run_log():
+    """ncu's log of the --compile run on the H100 (application-only, one compile thread): every
+    kernel profiled, Inductor's Triton kernels among them, each in its phase, no error."""
+    p = Progress(expected=810)
+    for line in (
+        (DATA / "device" / "bert_bf16_b8_compile_h100.ncu-stdout.log").read_text().splitlines()
+    ):
+        p.feed(line)
+    assert p.done == 810 and p.fraction == 1.0 and not p.errors
+    assert p.phase_ranges() == [
+        ("forward", 0, 278),
+        ("backward", 279, 791),
+        ("optimizer", 792, 809),
+    ]
+    assert p.facts["compile_s"] == "3.48" and p.report.endswith("report.ncu-rep")
+
+
 def test_progress_follows_unfinished_lines_and_phases():
     p = Progress(expected=4)
     p.feed("==ROOFSCOPE== phase forward")
