@@ -174,6 +174,41 @@ def test_sizes_a_model_cannot_take_are_refused(name, options):
         build_model(name, **options)
 
 
+def test_compile_happens_before_the_warm_up_and_never_in_the_profiled_steps(monkeypatch):
+    """--compile: torch.compile wraps the model and its one extra step compiles it, so the
+    warm-up and the profiled steps run compiled code without compiling (a Dynamo frame count,
+    with aot_eager instead of Inductor's C++ build, which takes 20 s on 2 cores)."""
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    from roofscope.profiling import step
+
+    counter = CompileCounterWithBackend("aot_eager")
+    real_compile = torch.compile
+    wrapped: list[object] = []
+
+    def compile_spy(model, **kwargs):
+        wrapped.append(model)
+        return real_compile(model, backend=counter)
+
+    said: list[tuple[str, int]] = []
+    monkeypatch.setattr(torch, "compile", compile_spy)
+    monkeypatch.setattr(step, "_say", lambda key, value: said.append((key, counter.frame_count)))
+    torch._dynamo.reset()
+    args = step.build_parser().parse_args(
+        ["mlp", "--batch", "2", "--device", "cpu", "--warmup", "2", "--steps", "2", "--compile"]
+    )
+    try:
+        assert step.run(args) == 0
+    finally:
+        torch._dynamo.reset()
+    assert len(wrapped) == 1 and isinstance(wrapped[0], torch.nn.Module)
+    keys = [k for k, _ in said]
+    assert keys == ["compile_s", "step_time_s", "step", "phase", "phase", "phase", "step",
+                    "phase", "phase", "phase", "done"]  # fmt: skip
+    compiled = said[0][1]
+    assert compiled >= 1 and all(n == compiled for _, n in said)
+
+
 def test_step_program_prints_phase_markers_and_writes_the_analytic_model(tmp_path):
     out = tmp_path / "analytic.json"
     proc = subprocess.run(

@@ -73,6 +73,34 @@ def test_profile_command_wraps_the_step_with_the_options(tmp_path):
     assert command.expected_kernels(RunSpec("mlp", launch_skip=5), 20) == 15
 
 
+def test_compile_adds_the_ncu_option_the_environment_and_the_name(tmp_path):
+    """--compile: ncu profiles only the step's own process and Inductor compiles in it (ncu
+    following Inductor's compile workers crashed the run on the H100, issue 18)."""
+    spec = RunSpec("bert", batch=8, precision="bf16", compile=True)
+    argv = command.profile_argv(spec, "/opt/ncu", tmp_path, python="/usr/bin/python3")
+    step = argv.index("/usr/bin/python3")
+    i = argv.index("--target-processes")
+    assert argv[i + 1] == "application-only" and i < step  # ncu's option, not the step's
+    assert "--compile" in argv[step:]
+    assert command.count_argv(spec)[-2:] == ["--compile", "--count-kernels"]
+    assert command.step_env(spec) == {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+    assert spec.slug == "bert_bf16_b8_compile"
+    assert command.export_argv(spec, "ncu", tmp_path)[1].name == (
+        "bert_bf16_b8_compile_roofline.ncu-raw.csv"
+    )
+    assert RunSpec.from_dict(spec.to_dict()) == spec
+    eager = RunSpec("bert", batch=8, precision="bf16")
+    assert command.step_env(eager) == {} and eager.slug == "bert_bf16_b8"
+    assert "--compile" not in command.profile_argv(eager, "ncu", tmp_path)
+    assert "--target-processes" not in command.profile_argv(eager, "ncu", tmp_path)
+    infer = RunSpec("bert", precision="bf16", mode="infer", compile=True)
+    assert infer.slug == "bert_bf16_b8_infer_compile"
+    from roofscope.analysis.scaling import infer_setting
+
+    setting = infer_setting(f"{spec.slug}_h100.ncu-raw.csv")
+    assert (setting.batch, setting.precision) == (8, "bf16")
+
+
 def test_nsys_preset_records_the_profiler_range(tmp_path):
     spec = RunSpec("mlp", preset="nsys")
     argv = command.profile_argv(spec, "nsys", tmp_path)
@@ -104,6 +132,23 @@ def test_progress_reads_the_real_ncu_log():
     assert p.done == 361 and p.passes == 17 and p.index == 360
     assert p.current == "multi_tensor_apply_kernel" and p.fraction == 1.0
     assert p.report == "./art/resnet18_fp32.ncu-rep" and not p.errors
+
+
+def test_progress_reads_a_compiled_run_log():
+    """ncu's log of the --compile run on the H100 (application-only, one compile thread): every
+    kernel profiled, Inductor's Triton kernels among them, each in its phase, no error."""
+    p = Progress(expected=810)
+    for line in (
+        (DATA / "device" / "bert_bf16_b8_compile_h100.ncu-stdout.log").read_text().splitlines()
+    ):
+        p.feed(line)
+    assert p.done == 810 and p.fraction == 1.0 and not p.errors
+    assert p.phase_ranges() == [
+        ("forward", 0, 278),
+        ("backward", 279, 791),
+        ("optimizer", 792, 809),
+    ]
+    assert p.facts["compile_s"] == "3.48" and p.report.endswith("report.ncu-rep")
 
 
 def test_progress_follows_unfinished_lines_and_phases():
@@ -171,6 +216,52 @@ def _phases_add_up(run: runs.Run) -> None:
     assert fwd["analytic_flops"] == 2 * 4 * (784 * 256 + 256 * 128 + 128 * 10)
     assert fwd["measured_over_analytic"] == pytest.approx(fwd["flops"] / fwd["analytic_flops"])
     assert rows["optimizer"]["analytic_flops"] is None
+
+
+_RECORDING_PYTHON = """#!{python}
+import json, os, sys
+with open({log!r}, "a") as f:
+    f.write(json.dumps([sys.argv[1:], os.environ.get("TORCHINDUCTOR_COMPILE_THREADS")]) + "\\n")
+if "--count-kernels" in sys.argv:
+    print("==ROOFSCOPE== kernels 361", flush=True)
+    sys.exit(0)
+print("==ROOFSCOPE== compile_s 12.5", flush=True)
+for phase in ("forward", "backward", "optimizer"):
+    print("==ROOFSCOPE== phase " + phase, flush=True)
+"""
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_runner_gives_compile_settings_to_the_count_and_the_profile(
+    fake_ncu, tmp_path, monkeypatch, cli, compiled
+):
+    """The count and the profiled step get --compile and one Inductor compile thread; ncu gets
+    --target-processes; the run folder, run.json and `roofscope runs` say it was compiled."""
+    monkeypatch.delenv("TORCHINDUCTOR_COMPILE_THREADS", raising=False)
+    log = tmp_path / "calls.jsonl"
+    python = tmp_path / "python"
+    python.write_text(_RECORDING_PYTHON.format(python=sys.executable, log=str(log)))
+    python.chmod(0o755)
+    root = tmp_path / "runs"
+    spec = RunSpec("bert", batch=8, precision="bf16", compile=compiled)
+    run = Runner(spec, root=root, python=str(python)).start()
+    assert run.status == runs.DONE, run.error
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [("--count-kernels" in argv) for argv, _ in calls] == [True, False]
+    for argv, threads in calls:
+        assert ("--compile" in argv) == compiled
+        assert threads == ("1" if compiled else None)
+    assert ("--target-processes" in run.argv) == compiled
+    slug = "bert_bf16_b8_compile" if compiled else "bert_bf16_b8"
+    assert run.name.endswith(f"-{slug}-roofline") and run.report == f"{slug}_roofline.ncu-raw.csv"
+    assert run.expected_kernels == 361 and run.kernels == 361
+    assert run.facts["compile_s"] == "12.5"
+    saved = json.loads((run.folder / "run.json").read_text())
+    assert saved["spec"]["compile"] is compiled
+    [listed] = runs.list_runs(root)
+    assert listed.spec.compile is compiled
+    table = cli("runs", "--runs-dir", str(root)).stdout
+    assert ("bf16 b8 compile" in table) == compiled
 
 
 def test_permission_error_fails_the_run_with_the_fix(fake_ncu, tmp_path, monkeypatch):
@@ -260,6 +351,22 @@ def test_dry_run_prints_the_exact_commands(tmp_path, cli):
     assert "roofscope.profiling.step resnet50 --batch 64 --precision bf16" in lines[1]
     assert lines[2].endswith("--csv --page raw --print-units base")
     assert not list(tmp_path.iterdir())  # nothing ran
+
+
+def test_dry_run_with_compile_shows_the_environment_and_the_ncu_option(tmp_path, cli):
+    out = cli("profile", "bert", "--precision", "bf16", "--compile", "--dry-run",
+              "--runs-dir", str(tmp_path), env={"ROOFSCOPE_NCU": str(FAKE_NCU)})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    notes = [ln for ln in out.stdout.splitlines() if ln.startswith("#")]
+    assert any("--compile" in n and "TORCHINDUCTOR_COMPILE_THREADS=1" in n for n in notes)
+    count, profile, export = [ln for ln in out.stdout.splitlines() if not ln.startswith("#")]
+    assert count.startswith("TORCHINDUCTOR_COMPILE_THREADS=1 ")
+    assert count.endswith("--compile --count-kernels")
+    assert profile.startswith(f"TORCHINDUCTOR_COMPILE_THREADS=1 {FAKE_NCU} --profile-from-start")
+    assert "--target-processes application-only" in profile
+    assert "bert_bf16_b8_compile-roofline" in profile and "--compile --analytic-out" in profile
+    assert export.startswith(str(FAKE_NCU))  # the export runs no step
+    assert not list(tmp_path.iterdir())
 
 
 def test_profile_through_the_cli_prints_the_phase_summary(fake_ncu, tmp_path, cli):

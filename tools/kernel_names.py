@@ -16,8 +16,12 @@ name, at most ``--per-group`` (25) names of each other group and 20 names no rul
 ``../shared/samples/wild`` is left out of the table on purpose: its SOURCES.md asks that
 nothing from those files be copied into the repository.
 
-    PYTHONPATH=src python3 tools/kernel_names.py --table sample_reports tests/data \\
-        ../shared/samples/h100 ../shared/samples/generated ../shared/samples/public
+    PYTHONPATH=src python3 tools/kernel_names.py --table --per-group 40 sample_reports \\
+        tests/data ../shared/samples/h100 ../shared/samples/generated ../shared/samples/public
+
+then append the table's ``synthetic:`` rows, which no export holds. The committed table uses
+``--per-group 40``: with 25, the names of a newer sample (the sorted path order reads
+``sample_reports`` first) pushed older real names of the same group out of the table.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ are temporary, so the start screen lists the bundled samples and nothing of your
 No nsys export ships in sample_reports/, so the Timeline shot uses one built with the tests'
 nsys builder from the ResNet-18 sample's kernel names and durations, in launch order, with
 launch gaps added: the shape of a real step, not a measurement. The Runs shot lists run records
-made here for the four reports ``roofscope profile`` made (sample_reports/*_h100.ncu-raw.csv of
-the bundled models), without the runs' timings, which were not kept.
+made here for the five reports ``roofscope profile`` made (sample_reports/*_h100.ncu-raw.csv of
+the bundled models, one of them torch.compile'd and gzipped), without the runs' timings, which
+were not kept.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_reports"
 RESNET = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
 RESNET_BF16 = SAMPLES / "resnet18_bf16_h100.ncu-raw.csv"
-BUNDLED = (  # reports `roofscope profile` made: (file, model, precision, batch, mode)
-    ("mlp_fp32_b128_h100.ncu-raw.csv", "mlp", "fp32", 128, "train"),
-    ("cnn_fp32_b128_h100.ncu-raw.csv", "cnn", "fp32", 128, "train"),
-    ("unet_bf16_b16_h100.ncu-raw.csv", "unet", "bf16", 16, "train"),
-    ("bert_bf16_b8_infer_h100.ncu-raw.csv", "bert", "bf16", 8, "infer"),
+BUNDLED = (  # reports `roofscope profile` made: (file, model, precision, batch, mode, compile)
+    ("mlp_fp32_b128_h100.ncu-raw.csv", "mlp", "fp32", 128, "train", False),
+    ("cnn_fp32_b128_h100.ncu-raw.csv", "cnn", "fp32", 128, "train", False),
+    ("unet_bf16_b16_h100.ncu-raw.csv", "unet", "bf16", 16, "train", False),
+    ("bert_bf16_b8_compile_h100.ncu-raw.csv.gz", "bert", "bf16", 8, "train", True),
+    ("bert_bf16_b8_infer_h100.ncu-raw.csv", "bert", "bf16", 8, "infer", False),
 )
 # What must be on each screen: a shot without it is wrong, not merely different.
 MUST_SHOW = {
@@ -46,7 +48,7 @@ MUST_SHOW = {
     "detail": ["time_s", "fp32", "metrics"],
     "timeline": ["GPU busy", "idle gaps", "█"],
     "compare": ["Δtime", "% of roof", "┤", "■"],
-    "runs": ["Runs", "mlp", "bert", "done"],
+    "runs": ["Runs", "mlp", "bert", "done", "b8 compile"],
 }
 
 
@@ -111,8 +113,9 @@ def _past_runs(root: Path) -> None:
     from roofscope.profiling.command import RunSpec
     from roofscope.session import load
 
-    for i, (name, model, precision, batch, mode) in enumerate(BUNDLED):
-        run = runs.new_run(RunSpec(model, batch=batch, precision=precision, mode=mode), root)
+    for i, (name, model, precision, batch, mode, compiled) in enumerate(BUNDLED):
+        spec = RunSpec(model, batch=batch, precision=precision, mode=mode, compile=compiled)
+        run = runs.new_run(spec, root)
         session = load(str(SAMPLES / name))
         try:
             run.kernels = sum(r["launches"] for r in session.reports[0].rows())
@@ -203,7 +206,7 @@ async def _start(app, pilot) -> None:
 async def _runs(app, pilot) -> None:
     await _until(pilot, lambda: bool(app.query("#runs-table")))
     await _settle(app, pilot)
-    await pilot.press("down")  # a run of the bundled U-Net: its report and settings below
+    await pilot.press("down")  # the torch.compile'd BERT run: its report and settings below
     await _settle(app, pilot)
 
 

@@ -71,6 +71,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--steps", type=int, default=1, metavar="N", help="profiled steps (default 1)")
     p.add_argument(
+        "--compile",
+        action="store_true",
+        help="torch.compile the model (Inductor; compiled in one extra unprofiled step before "
+        "the warm-up); ncu gets --target-processes application-only and the step "
+        "TORCHINDUCTOR_COMPILE_THREADS=1, since ncu following Inductor's compile workers "
+        "crashes the run",
+    )
+    p.add_argument(
         "--clock-control",
         choices=CLOCK_CONTROL,
         default=None,
@@ -165,6 +173,7 @@ def _spec(args: argparse.Namespace):
         launch_skip=args.launch_skip,
         launch_count=args.launch_count,
         kernel_regex=args.kernel_regex,
+        compile=args.compile,
     )
 
 
@@ -240,14 +249,20 @@ def _dry_run(spec: Any, root: Path | None, count: bool) -> int:
     found = command.find_tool(preset(spec.preset).tool)
     tool = found or preset(spec.preset).tool
     folder = (root or runs_root()) / f"<time>-{spec.slug}-{spec.preset}"
+    env = [f"{k}={v}" for k, v in command.step_env(spec).items()]  # as a shell prefix
     lines = []
     if found is None:
         lines.append(f"# note: {tool} is not on PATH here (roofscope doctor says what is missing)")
+    if spec.compile:
+        lines.append(
+            "# --compile: the step compiles the model before its warm-up steps; "
+            f"{' '.join(env)} keeps Inductor's compile in the step's process"
+        )
     if count:
         lines.append("# 1. count the kernels of the profiled region (for the ETA), without ncu")
-        lines.append(shlex.join(command.count_argv(spec)))
+        lines.append(shlex.join([*env, *command.count_argv(spec)]))
     lines.append("# 2. profile")
-    lines.append(shlex.join(command.profile_argv(spec, tool, folder)))
+    lines.append(shlex.join([*env, *command.profile_argv(spec, tool, folder)]))
     export, target = command.export_argv(spec, tool, folder)
     lines.append(
         f"# 3. export (stdout → {target})" if preset(spec.preset).tool == "ncu" else "# 3. export"
@@ -303,7 +318,8 @@ def _run(spec: Any, root: Path | None, args: argparse.Namespace) -> int:
     from roofscope.profiling.runner import Runner, raise_if_failed
     from roofscope.profiling.summary import run_summary
 
-    line = _ProgressLine(f"{spec.model} {spec.precision} b{spec.batch} [{spec.preset}]")
+    compiled = " compile" if spec.compile else ""
+    line = _ProgressLine(f"{spec.model} {spec.precision} b{spec.batch}{compiled} [{spec.preset}]")
     runner = Runner(spec, root=root, listener=line, count=not args.no_count)
     print(f"roofscope: run folder {runner.run.folder} (Ctrl+C cancels)", file=sys.stderr)
     _interrupt_on(signal.SIGTERM, signal.SIGHUP)  # a job scheduler's kill cancels ncu too

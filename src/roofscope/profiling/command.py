@@ -22,6 +22,11 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
 MODES = ("train", "infer")
 CLOCK_CONTROL = ("base", "none")
 REPORT = "report"  # ncu writes report.ncu-rep, nsys report.nsys-rep
+# With torch.compile, Inductor compiles in a pool of worker processes; ncu follows child
+# processes by default and the run crashes (seen on the H100, issue 18). One compile thread
+# keeps Inductor in the step's own process, and ncu profiles only the step it launched.
+COMPILE_ENV = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+COMPILE_NCU_ARGS = ("--target-processes", "application-only")
 _TOOL_ENV = {"ncu": "ROOFSCOPE_NCU", "nsys": "ROOFSCOPE_NSYS"}
 _TOOL_GLOBS = {
     "ncu": (
@@ -55,6 +60,7 @@ class RunSpec:
     launch_skip: int | None = None
     launch_count: int | None = None
     kernel_regex: str | None = None
+    compile: bool = False  # torch.compile the model (Inductor); compiled in the warm-up
 
     def __post_init__(self) -> None:
         info = model_info(self.model)
@@ -76,6 +82,8 @@ class RunSpec:
         ):
             if value is not None and value < low:
                 raise RoofscopeError(f"{name} must be at least {low}, not {value}")
+        if not isinstance(self.compile, bool):  # a hand-edited run.json
+            raise RoofscopeError(f"compile must be true or false, not {self.compile!r}")
         if self.kernel_regex is not None:
             try:
                 re.compile(self.kernel_regex)
@@ -87,9 +95,11 @@ class RunSpec:
 
     @property
     def slug(self) -> str:
-        """File-name settings that ``roofscope scaling`` reads back (``…_bf16_b64…``)."""
+        """File-name settings that ``roofscope scaling`` reads back (``…_bf16_b64…``), then
+        ``_infer`` and ``_compile`` when they apply."""
         mode = "" if self.mode == "train" else f"_{self.mode}"
-        return f"{self.model}_{self.precision}_b{self.batch}{mode}"
+        compiled = "_compile" if self.compile else ""
+        return f"{self.model}_{self.precision}_b{self.batch}{mode}{compiled}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -156,7 +166,15 @@ def step_argv(spec: RunSpec, python: str | None = None) -> list[str]:
         argv += ["--image-size", str(spec.image_size)]
     if spec.seq_len is not None:
         argv += ["--seq-len", str(spec.seq_len)]
+    if spec.compile:
+        argv.append("--compile")
     return argv
+
+
+def step_env(spec: RunSpec) -> dict[str, str]:
+    """What the count and the profiled run add to the environment (``--compile``: one
+    Inductor compile thread, see ``COMPILE_ENV``)."""
+    return dict(COMPILE_ENV) if spec.compile else {}
 
 
 def profile_argv(spec: RunSpec, tool: str, run_dir: Path, python: str | None = None) -> list[str]:
@@ -176,6 +194,8 @@ def profile_argv(spec: RunSpec, tool: str, run_dir: Path, python: str | None = N
         out,
         *p.args,
     ]
+    if spec.compile:
+        argv += COMPILE_NCU_ARGS
     if spec.clock_control:
         argv += ["--clock-control", spec.clock_control]
     if spec.launch_skip is not None:

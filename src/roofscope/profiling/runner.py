@@ -97,7 +97,9 @@ class Runner:
     def _popen(
         self, argv: list[str], stdout: Any, stderr: Any = subprocess.STDOUT
     ) -> subprocess.Popen | None:
-        """Start a child in its own process group, unless a cancel came first."""
+        """Start a child in its own process group, unless a cancel came first; the step's
+        settings (``command.step_env``) are added to this process's environment."""
+        extra = command.step_env(self.spec)
         with self._lock:
             if self._cancelled.is_set():
                 return None
@@ -107,6 +109,7 @@ class Runner:
                 stderr=stderr,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                env={**os.environ, **extra} if extra else None,
             )
             return self._proc
 

@@ -4,7 +4,10 @@ This is the program ncu launches. Warm-up steps run first (cuDNN picks its algor
 memory is allocated), then ``cudaProfilerStart``, the measured step(s) with NVTX ranges and
 phase markers around forward, backward and optimizer, and ``cudaProfilerStop``. With
 ``--count-kernels`` it runs the same region under torch.profiler instead and prints how many
-kernels it launches, which gives the runner its ETA.
+kernels it launches, which gives the runner its ETA. With ``--compile`` the model runs through
+``torch.compile`` (Inductor), compiled by one extra step before the warm-up ones, so neither
+the count nor the profiled region sees compilation (run it with
+``TORCHINDUCTOR_COMPILE_THREADS=1`` under ncu; ``command.step_env`` sets it).
 """
 
 from __future__ import annotations
@@ -67,8 +70,18 @@ class Phases:
 
 
 class Stepper:
-    def __init__(self, work: Workload, precision: str, mode: str, optimizer: str, device):
+    def __init__(
+        self,
+        work: Workload,
+        precision: str,
+        mode: str,
+        optimizer: str,
+        device,
+        compile: bool = False,
+    ):
         self.work, self.precision, self.mode, self.device = work, precision, mode, device
+        # the compiled module shares the model's parameters: the optimizer steps the same ones
+        self.forward = torch.compile(work.model) if compile else work.model
         params = work.model.parameters()
         self.optimizer = (
             torch.optim.Adam(params, lr=1e-4)
@@ -82,10 +95,10 @@ class Stepper:
         w = self.work
         if self.mode == "infer":
             with torch.inference_mode(), phase("forward"), _autocast(self.precision, self.device):
-                w.model(w.inputs)
+                self.forward(w.inputs)
             return
         with phase("forward"), _autocast(self.precision, self.device):
-            loss = w.loss(w.model(w.inputs), w.targets)
+            loss = w.loss(self.forward(w.inputs), w.targets)
         with phase("backward"):
             self.scaler.scale(loss).backward()
         with phase("optimizer"):
@@ -120,9 +133,14 @@ def run(args: argparse.Namespace) -> int:
     set_precision(args.precision)
     torch.manual_seed(0)
     work = workload(args.model, args.batch, device, args.image_size, args.seq_len)
-    stepper = Stepper(work, args.precision, args.mode, args.optimizer, device)
+    stepper = Stepper(work, args.precision, args.mode, args.optimizer, device, args.compile)
     quiet = Phases(device, announce=False)
     timings = []
+    if args.compile:  # one more unprofiled step: the first call compiles
+        start = time.perf_counter()
+        stepper.step(quiet)
+        _sync(device)
+        _say("compile_s", f"{time.perf_counter() - start:.3g}")
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
     for _ in range(args.warmup):
@@ -163,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seq-len", type=int, default=None)
     p.add_argument("--warmup", type=int, default=2)
     p.add_argument("--steps", type=int, default=1)
+    p.add_argument(
+        "--compile", action="store_true", help="torch.compile the model, before the warm-up"
+    )
     p.add_argument("--device", default=None, help="cuda (default when present) or cpu")
     p.add_argument("--count-kernels", action="store_true")
     p.add_argument("--kernel-regex", default=None, help="with --count-kernels: count only these")
