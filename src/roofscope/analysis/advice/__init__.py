@@ -1,0 +1,54 @@
+"""What to change first, and what it should buy: advice items with their evidence and an
+estimated gain, from ncu's own rules (rolled up over the whole step) and roofscope's rules.
+
+Every item says where it came from (``source``), what it saw (``evidence``), which groups and
+launches it covers and how much of the step they take, the gain it estimates with the model
+behind it (``assumptions``), and what to do (``action``). The list is ranked by estimated gain
+in seconds, unknown gains last: a rule that cannot put a number on its gain still says so.
+
+The JSON contract (``advice`` per report) is in docs/json.md; ``Advice.to_dict`` writes it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+NCU = "ncu"
+ROOFSCOPE = "roofscope"
+
+
+@dataclass(frozen=True)
+class Advice:
+    rule: str  # a stable id: ncu's rule name, or roofscope's (``channels_last``)
+    source: str  # NCU | ROOFSCOPE
+    title: str  # one line: what was found
+    action: str  # one line: what to change
+    evidence: list[str]  # what it saw: metrics, thresholds, counts (ncu's own text is quoted)
+    groups: list[str]  # the groups it covers, longest first
+    launches: int  # how many launches it covers
+    time_s: float  # their GPU time
+    time_pct: float  # of the step's GPU time, 0..100
+    est_gain_s: float | None  # GPU time it would save; None: no estimate (said in assumptions)
+    est_step_speedup: float | None  # the step's speedup from that gain (Amdahl), ≥ 1
+    assumptions: list[str] = field(default_factory=list)  # the model behind the estimate
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def step_speedup(step_s: float, gain_s: float | None) -> float | None:
+    """Amdahl over the step: the step's time over the time left once ``gain_s`` is saved."""
+    if gain_s is None or step_s <= 0:
+        return None
+    left = step_s - min(max(gain_s, 0.0), step_s)
+    return math.inf if left <= 0 else step_s / left
+
+
+def ranked(items: Iterable[Advice]) -> list[Advice]:
+    """By estimated gain, largest first; items without an estimate last, by time covered."""
+    return sorted(
+        items,
+        key=lambda a: (a.est_gain_s is None, -(a.est_gain_s or 0.0), -a.time_s, a.rule),
+    )
