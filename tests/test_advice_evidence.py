@@ -1,0 +1,104 @@
+"""roofscope's own advice rules on the bundled real exports: each fires where its evidence is
+and stays quiet where it is not, and its numbers match an independent reading of the file."""
+
+from __future__ import annotations
+
+import csv
+from functools import cache
+
+import pytest
+
+import roofscope
+from roofscope.analysis.advice import ROOFSCOPE, Advice, ranked, step_speedup
+from roofscope.analysis.advice.evidence import Step, family, roofscope_advice
+from roofscope.analysis.browse import Filter
+from tests.conftest import SAMPLES
+
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
+
+@cache  # one load per sample in a worker (the rules are pure functions of it)
+def _step(name: str) -> Step:
+    session = roofscope.load(SAMPLES / name)
+    try:
+        report = session.reports[0]
+        return Step(
+            tuple(report.rows("group")),
+            {c.name: c.value for c in report.ceilings},
+            report.head()["time_s"],
+            tuple(report.kernel_names(Filter())),
+        )
+    finally:
+        session.close()
+
+
+def _rules(name: str) -> dict[str, Advice]:
+    return {a.rule: a for a in roofscope_advice(_step(name))}
+
+
+@pytest.mark.parametrize(
+    ("sample", "fires", "quiet"),
+    [
+        ("resnet18_fp32_h100.ncu-raw.csv", {"channels_last", "fusion"}, set()),
+        ("resnet18_bf16_h100.ncu-raw.csv", {"channels_last", "fusion"}, {"tensor_cores"}),
+        ("mlp_fp32_b128_h100.ncu-raw.csv", {"tensor_cores"}, {"channels_last"}),
+        ("cnn_fp32_b128_h100.ncu-raw.csv", {"tensor_cores"}, set()),
+        ("gemm4096_bf16_h100.ncu-raw.csv", set(), {"channels_last", "tensor_cores", "fusion"}),
+        ("bert_bf16_b8_infer_h100.ncu-raw.csv", {"fusion"}, {"channels_last", "tensor_cores"}),
+        # already torch.compile'd: Inductor fused what it could, fusion is not advised again
+        ("bert_bf16_b8_compile_h100.ncu-raw.csv.gz", set(), {"fusion", "tensor_cores"}),
+    ],
+)
+def test_each_rule_fires_where_its_evidence_is(sample, fires, quiet):
+    rules = _rules(sample)
+    assert fires <= set(rules), f"{sample}: expected {fires}, got {set(rules)}"
+    assert not quiet & set(rules), f"{sample}: {quiet & set(rules)} should not fire"
+    for item in rules.values():
+        assert item.source == ROOFSCOPE and item.evidence and item.assumptions and item.action
+        assert 0 < item.time_pct <= 100 and item.launches > 0
+        if item.est_gain_s is not None:
+            assert 0 <= item.est_gain_s <= item.time_s
+            assert item.est_step_speedup == pytest.approx(
+                step_speedup(_step_s(sample), item.est_gain_s)
+            )
+
+
+def _step_s(sample: str) -> float:
+    return _step(sample).step_s
+
+
+def test_channels_last_time_matches_the_transform_kernels_read_with_csv():
+    """The gain is the NCHW<->NHWC transforms' time, summed here from the file itself."""
+    total_us = 0.0
+    with open(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv", newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header, units = next(reader), next(reader)
+        name, duration = header.index("Kernel Name"), header.index("gpu__time_duration.sum")
+        assert units[duration] == "us"
+        for row in reader:
+            if "nchwToNhwc" in row[name] or "nhwcToNchw" in row[name]:
+                total_us += float(row[duration].replace(",", ""))
+    item = _rules("resnet18_fp32_h100.ncu-raw.csv")["channels_last"]
+    assert item.time_s == pytest.approx(total_us * 1e-6)
+    assert item.est_gain_s == pytest.approx(total_us * 1e-6)
+    assert item.launches == 139 and item.groups == ["layout transform"]
+
+
+def test_tensor_core_gain_is_bounded_by_the_roofs_ratio_and_the_bytes():
+    step = _step("mlp_fp32_b128_h100.ncu-raw.csv")
+    item = _rules("mlp_fp32_b128_h100.ncu-raw.csv")["tensor_cores"]
+    ratio = step.roofs["tensor_tf32"] / step.roofs["fp32"]
+    assert item.groups == ["GEMM"]
+    # never more than the FP32 time scaled by the roofs' ratio could save
+    assert item.est_gain_s <= item.time_s * (1 - 1 / ratio) + 1e-12
+    assert any("TF32 tensor" in line for line in item.evidence)
+
+
+def test_amdahl_and_ranking():
+    assert step_speedup(10.0, 5.0) == 2.0
+    assert step_speedup(10.0, None) is None and step_speedup(0.0, 1.0) is None
+    a = Advice("a", ROOFSCOPE, "", "", [], [], 1, 1.0, 10.0, None, None)
+    b = Advice("b", ROOFSCOPE, "", "", [], [], 1, 1.0, 10.0, 0.2, 1.02)
+    c = Advice("c", ROOFSCOPE, "", "", [], [], 1, 1.0, 10.0, 0.5, 1.05)
+    assert [x.rule for x in ranked([a, b, c])] == ["c", "b", "a"]  # unknown gain last
+    assert family("GEMM (nvjet)") == "GEMM" and family("conv fprop") == "conv fprop"
