@@ -983,7 +983,7 @@ def _load_rules(
     con: duckdb.DuckDBPyConnection, src: str, header: list[str], info: ReportInfo, id_expr: str
 ) -> None:
     """ncu's rule rows (a details page collected with sections) into ``ncu_rules``, text as
-    exported. ``Estimated Speedup`` (percent; ncu 2023 on) is read as a number from 0 to 100;
+    exported. ``Estimated Speedup`` (percent; newer ncu only) is read as a number from 0 to 100;
     older exports lack the pair, and another value is left out with a warning."""
     if "Rule Name" not in header:
         return

@@ -1,8 +1,8 @@
 """ncu's own rules, rolled up over the whole step.
 
 ncu judges one kernel at a time: a details page collected with sections (``--set full``)
-carries, per launch, the rules that fired (``ncu_rules``: type, ncu's text, and from ncu 2023
-on an Estimated Speedup in percent). Here each rule becomes one :class:`Advice` for the whole
+carries, per launch, the rules that fired (``ncu_rules``: type, ncu's text, and in newer
+ncu an Estimated Speedup in percent). Here each rule becomes one :class:`Advice` for the whole
 report: the launches it fires on, their groups, their time and share of the step, and the step
 time ncu's estimates claim, Σ over launches of (estimate % × the launch's time).
 
