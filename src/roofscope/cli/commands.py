@@ -246,6 +246,7 @@ def _report(args: argparse.Namespace) -> int:
 def _advise(args: argparse.Namespace) -> int:
     from roofscope.output.advise import render_advise
     from roofscope.present.text import console as plain_console
+    from roofscope.quantities import TIME_S
     from roofscope.session import JSON_SCHEMA_VERSION
 
     if args.top is not None and args.top < 1:
@@ -256,7 +257,7 @@ def _advise(args: argparse.Namespace) -> int:
             {
                 "path": r.path,
                 "gpu": r.gpu_name,
-                "time_s": r.totals()["time_s"],
+                TIME_S: r.totals()[TIME_S],
                 "advice": [a.to_dict() for a in r.advice()[: args.top]],
             }
             for r in session.reports

@@ -16,6 +16,7 @@ from rich.text import Text
 from roofscope.output.columns import CellColumn, column_markdown, column_table, flat_csv
 from roofscope.output.render import formatted
 from roofscope.present.units import pct, si
+from roofscope.quantities import LAUNCHES, TIME_PCT, TIME_S
 
 TEXT_LINES = 3  # lines of ncu's text a table item shows (JSON and Markdown keep it whole)
 NONE_FOUND = (
@@ -37,8 +38,8 @@ COLUMNS: tuple[CellColumn, ...] = (
     ("#", lambda a: str(a["rank"])),
     ("rule", lambda a: a["rule"]),
     ("from", lambda a: a["source"]),
-    ("launches", lambda a: f"{a['launches']:,}"),
-    ("of step", lambda a: pct(a["time_pct"])),
+    (LAUNCHES, lambda a: f"{a[LAUNCHES]:,}"),
+    ("of step", lambda a: pct(a[TIME_PCT])),
     ("est. gain", _gain),
     ("step ×", _speedup),
 )
@@ -50,7 +51,7 @@ def _numbered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _head(report: dict[str, Any]) -> str:
     gpu = f" · {report['gpu']}" if report["gpu"] else ""
-    return f"{Path(report['path']).name}{gpu} · step {si(report['time_s'], 's')}"
+    return f"{Path(report['path']).name}{gpu} · step {si(report[TIME_S], 's')}"
 
 
 def _wrapped(text: str, width: int, lines: int | None = None) -> list[str]:
