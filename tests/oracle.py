@@ -508,3 +508,64 @@ def _events_view(lines: list[str]) -> Totals:
     return Totals(
         "nsys-events", n, total if n else None, dict.fromkeys(FLOPS), dict.fromkeys(BYTES)
     )
+
+
+# -- ncu's rule rows, rolled up per rule (roofscope advise) -------------------------------------
+
+
+@dataclass
+class RuleTotals:
+    launches: int
+    time_s: float
+    est_gain_s: float | None  # Σ estimate % × launch time; None: no launch has an estimate
+
+
+def ncu_rules(path: str | Path, types: tuple[str, ...] = ("OPT", "WRN")) -> dict[str, RuleTotals]:
+    """Per ncu rule firing as one of ``types``: the launches it fires on, their time (each
+    launch's ``gpu__time_duration.sum`` or its Speed Of Light ``Duration`` label) and the gain
+    its Estimated Speedups claim (a rule twice on one launch: its larger estimate)."""
+    text = _text(Path(path))
+    m = _NCU_HEADER.search(text)
+    if not m:
+        raise NotAnExport("no ncu header")
+    rows = csv.reader(io.StringIO(text[m.start() :], newline=""))
+    header = next(rows)
+    col = {name: i for i, name in enumerate(header)}
+    duration: dict[str, float] = {}
+    fired: dict[str, dict[str, float | None]] = {}  # rule -> launch -> estimate %
+    for row in rows:
+        if not row or not row[0].strip().isdigit():
+            continue
+        launch = row[0].strip()
+        name = row[col["Metric Name"]] if len(row) > col["Metric Name"] else ""
+        if name:
+            key = (row[col["Section Name"]], name)
+            if name == "gpu__time_duration.sum" or _LABELS.get(key) == "gpu__time_duration.sum":
+                seconds = in_base(row[col["Metric Value"]], row[col["Metric Unit"]])
+                if seconds is not None:
+                    duration.setdefault(launch, seconds)
+            continue
+        if "Rule Name" not in col or len(row) <= col["Rule Type"]:
+            continue
+        rule, kind = row[col["Rule Name"]].strip(), row[col["Rule Type"]].strip().upper()
+        if not rule or kind not in types:
+            continue
+        estimate = None
+        if "Estimated Speedup" in col and len(row) > col["Estimated Speedup"]:
+            estimate = number(row[col["Estimated Speedup"]])
+        launches = fired.setdefault(rule, {})
+        old = launches.get(launch)
+        launches[launch] = estimate if old is None else max(old, estimate or old)
+    out = {}
+    for rule, launches in fired.items():
+        gains = [
+            pct / 100 * duration[launch]
+            for launch, pct in launches.items()
+            if pct is not None and launch in duration
+        ]
+        out[rule] = RuleTotals(
+            len(launches),
+            sum(duration.get(launch, 0.0) for launch in launches),
+            sum(gains) if gains else None,
+        )
+    return out

@@ -18,7 +18,7 @@ from roofscope.sqlutil import quote_ident
 from roofscope.telemetry.recording import SCHEMA as RECORDING
 
 # In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -208,6 +208,22 @@ GPUS = Table(
         ("cc", "VARCHAR"),
     ),
 )
+# ncu's rule results (details pages collected with sections): one row per rule row of a launch,
+# text as exported; ``speedup_pct`` is ncu's Estimated Speedup (0..100, NULL when the export has
+# none: older ncu, or a rule that gives no estimate), ``speedup_type`` local | global.
+NCU_RULES = Table(
+    "ncu_rules",
+    (
+        ("report_id", "INTEGER"),
+        ("launch_id", "BIGINT"),
+        ("section", "VARCHAR"),
+        ("rule", "VARCHAR"),
+        ("type", "VARCHAR"),
+        ("description", "VARCHAR"),
+        ("speedup_type", "VARCHAR"),
+        ("speedup_pct", "DOUBLE"),
+    ),
+)
 # ``seq``: the sample's place in the recording as written (part by part, row by row). The
 # recorder stamps samples with the wall clock, which NTP or a wrong RTC can step back or years
 # ahead; intervals are taken in ``seq`` order, never in ``ts`` order.
@@ -231,6 +247,7 @@ TABLES: tuple[Table, ...] = (
     LAUNCH_NVTX,
     GPUS,
     GPU_SAMPLES,
+    NCU_RULES,
 )
 DDL = "".join(table.ddl() for table in TABLES)
 

@@ -1,6 +1,6 @@
-"""The parser, ``open`` (the TUI), ``report``, ``monitor`` and ``record`` (GPUs), and ``main``,
-which dispatches to these and to the commands of :mod:`~roofscope.cli.compare` (``diff``,
-``scaling``, ``cost``, ``mig``) and :mod:`~roofscope.cli.profile` (``profile``, ``runs``,
+"""The parser, ``open`` (the TUI), ``report``, ``advise``, ``monitor`` and ``record`` (GPUs),
+and ``main``, which dispatches to these and to the commands of :mod:`~roofscope.cli.compare`
+(``diff``, ``scaling``, ``cost``, ``mig``) and :mod:`~roofscope.cli.profile` (``profile``, ``runs``,
 ``doctor``, ``ceilings``).
 
 Errors a user can cause are printed as one line, ``roofscope: FILE: what is wrong (hint)``, with
@@ -43,6 +43,7 @@ START_HERE = """start here:
   roofscope open                  a start screen: the bundled samples, recent reports
   roofscope open FILE…            explore exports in the terminal UI (? lists the keys)
   roofscope report FILE…          the same numbers headless: table, JSON, CSV, Markdown
+  roofscope advise FILE…          what to change first: ncu's rules over the whole step
   roofscope diff BEFORE AFTER     what changed between two exports
   roofscope COMMAND --help        the options of one command
 """
@@ -102,11 +103,37 @@ def build_parser() -> argparse.ArgumentParser:
         "--top", type=int, default=None, metavar="N", help="only the N rows with the most time"
     )
     add_load_options(report)
+    _add_advise(sub)
     compare_commands.add_parsers(sub)
     _add_monitor(sub)
     _add_record(sub)
     profile_commands.add_parsers(sub)
     return parser
+
+
+def _add_advise(sub: argparse._SubParsersAction) -> None:
+    advise = sub.add_parser(
+        "advise",
+        help="what to change first: ncu's rules over the whole step, ranked by estimated gain",
+        description="Roll ncu's rule results (a details page collected with sections, e.g. "
+        "ncu --set full … then --csv --page details) up over every launch: for each rule, the "
+        "launches and groups it fires on, their share of the step, and the step time ncu's "
+        "Estimated Speedups claim, with the step's speedup (Amdahl). Ranked by estimated gain; "
+        "rules without an estimate last. JSON: docs/json.md (advice).",
+    )
+    advise.add_argument(
+        "files", nargs="+", metavar="FILE", help="ncu details-page CSV (.csv, .csv.gz)"
+    )
+    advise.add_argument(
+        "--format",
+        choices=("table", "json", "md"),
+        default="table",
+        help="table (default), json or md",
+    )
+    advise.add_argument(
+        "--top", type=int, default=None, metavar="N", help="only the first N items per report"
+    )
+    add_load_options(advise)
 
 
 def _add_interval(parser: argparse.ArgumentParser) -> None:
@@ -216,6 +243,33 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _advise(args: argparse.Namespace) -> int:
+    from roofscope.output.advise import render_advise
+    from roofscope.present.text import console as plain_console
+    from roofscope.quantities import TIME_S
+    from roofscope.session import JSON_SCHEMA_VERSION
+
+    if args.top is not None and args.top < 1:
+        raise RoofscopeError("--top needs a positive number", hint="e.g. --top 5")
+    session = load_session(args, args.files)
+    try:
+        reports = [
+            {
+                "path": r.path,
+                "gpu": r.gpu_name,
+                TIME_S: r.totals()[TIME_S],
+                "advice": [a.to_dict() for a in r.advice()[: args.top]],
+            }
+            for r in session.reports
+        ]
+        warnings = list(session.warnings)
+    finally:
+        session.close()
+    doc = {"schema_version": JSON_SCHEMA_VERSION, "reports": reports, "warnings": warnings}
+    sys.stdout.write(render_advise(doc, args.format, plain_console(soft_wrap=False)))
+    return 0
+
+
 def _monitor(args: argparse.Namespace) -> int:
     from roofscope.monitor.follow import FollowSource
     from roofscope.monitor.recorder import check_interval
@@ -316,6 +370,7 @@ def _record_summary(args: argparse.Namespace) -> int:
 COMMANDS = {
     "open": _open,
     "report": _report,
+    "advise": _advise,
     **compare_commands.COMMANDS,
     "monitor": _monitor,
     "record": _record,

@@ -43,7 +43,15 @@ from roofscope.ingest.sniff import (
 )
 from roofscope.ingest.units import UnknownUnitError, ncu_base_unit, parse_unit
 from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, TIME, is_wanted
-from roofscope.schema import CATALOGUE, RAW_R, VALUES_R, create_det, create_raw, create_values
+from roofscope.schema import (
+    CATALOGUE,
+    NCU_RULES,
+    RAW_R,
+    VALUES_R,
+    create_det,
+    create_raw,
+    create_values,
+)
 from roofscope.sqlutil import insert_rows, one, quote_ident, quote_str, scalar
 
 ID_COLUMNS = (
@@ -966,8 +974,57 @@ def _load_details(
             f"their metrics are merged — export each run to its own file"
         )
     info.launches = _insert_launches(con, src, header, rid, id_expr)
+    _load_rules(con, src, header, info, id_expr)
     _details_frame(con, src, header, rid, id_expr, "Metric Value")
     _details_values(con, info, "details row")
+
+
+def _load_rules(
+    con: duckdb.DuckDBPyConnection, src: str, header: list[str], info: ReportInfo, id_expr: str
+) -> None:
+    """ncu's rule rows (a details page collected with sections) into ``ncu_rules``, text as
+    exported. ``Estimated Speedup`` (percent; newer ncu only) is read as a number from 0 to 100;
+    older exports lack the pair, and another value is left out with a warning."""
+    if "Rule Name" not in header:
+        return
+
+    def text(column: str) -> str:
+        return f"nullif(trim({quote_ident(column)}), '')" if column in header else "NULL::VARCHAR"
+
+    section = quote_ident("Section Name") if "Section Name" in header else "NULL::VARCHAR"
+    description = (
+        quote_ident("Rule Description") if "Rule Description" in header else "NULL::VARCHAR"
+    )
+    number = (
+        number_sql(quote_ident("Estimated Speedup"), info.decimal)
+        if "Estimated Speedup" in header
+        else "NULL::DOUBLE"
+    )
+    con.execute(
+        f"CREATE OR REPLACE TEMP TABLE rs_rules AS SELECT {id_expr} AS launch_id, "
+        f"{section} AS section, trim({quote_ident('Rule Name')}) AS rule, "
+        f"upper({text('Rule Type')}) AS type, {description} AS description, "
+        f"lower({text('Estimated Speedup Type')}) AS speedup_type, {number} AS speedup "
+        f"FROM {src} WHERE coalesce(trim({quote_ident('Rule Name')}), '') <> ''"
+    )
+    bad = int(
+        scalar(  # type: ignore[arg-type]
+            con,
+            "SELECT count(*) FROM rs_rules WHERE speedup IS NOT NULL "
+            "AND NOT (isfinite(speedup) AND speedup BETWEEN 0 AND 100)",
+        )
+    )
+    con.execute(
+        f"INSERT INTO {NCU_RULES.name} SELECT {info.report_id}, launch_id, section, rule, type, "
+        f"description, speedup_type, CASE WHEN isfinite(speedup) AND speedup BETWEEN 0 AND 100 "
+        f"THEN speedup END FROM rs_rules"
+    )
+    con.execute("DROP TABLE rs_rules")
+    if bad:
+        info.warnings.append(
+            f"{bad} ncu rule estimate(s) are not a percentage from 0 to 100; "
+            f"those rules are read without an estimate"
+        )
 
 
 def _load_summary(

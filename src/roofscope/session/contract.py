@@ -48,6 +48,7 @@ def report_dict(session: Session, by: str = "group", top: int | None = None) -> 
             "timeline": _timeline_dict(r),
             "recording": r.recording_summary() if r.is_recording else None,
             "groups": r.rows("group")[:top],
+            "advice": [a.to_dict() for a in r.advice()],
             "warnings": list(r.warnings),
         }
         if by != "group":

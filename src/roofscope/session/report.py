@@ -15,6 +15,8 @@ from typing import Any
 import duckdb
 
 from roofscope.analysis import browse, detail, efficiency, join, model_check, summary, timeline
+from roofscope.analysis.advice import Advice, Context, ranked
+from roofscope.analysis.advice.sources import PRODUCERS
 from roofscope.analysis.recording import summarise
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.ceilings import Ceiling
@@ -207,6 +209,15 @@ class Report:
             FLOPS_TOTAL: flops,
             FLOP_PER_S: flop_per_s(flops, t[TIME_S]),
         }
+
+    # -- advice -----------------------------------------------------------------------------
+    def advice(self) -> list[Advice]:
+        """What to change first: the items of every advice producer (ncu's rules rolled up over
+        the report; docs/json.md ``advice``), ranked by estimated gain, unknown gains last."""
+        with self._lock:
+            ctx = Context(self._con, self.report_id, self.totals()[TIME_S], self)
+            items = [item for produce in PRODUCERS for item in produce(ctx)]
+        return ranked(items)
 
     # -- NVTX, timeline (nsys) and the ncu/nsys join ---------------------------------------
     def has_nvtx(self) -> bool:

@@ -12,8 +12,12 @@ The JSON contract (``advice`` per report) is in docs/json.md; ``Advice.to_dict``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import duckdb
 
 NCU = "ncu"
 ROOFSCOPE = "roofscope"
@@ -52,3 +56,20 @@ def ranked(items: Iterable[Advice]) -> list[Advice]:
         items,
         key=lambda a: (a.est_gain_s is None, -(a.est_gain_s or 0.0), -a.time_s, a.rule),
     )
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a producer of advice reads: the store, one report, and its step time (the summed
+    kernel time; None or 0 when unknown). A producer that needs more of the report (ceilings,
+    the metric plan) finds it in ``report``, the session's ``Report``."""
+
+    con: duckdb.DuckDBPyConnection
+    report_id: int
+    step_s: float | None
+    report: Any = None
+
+
+# A source of advice: one report in, its items out (unranked). ``Report.advice()`` runs every
+# producer of ``roofscope.analysis.advice.sources.PRODUCERS`` and ranks their items together.
+Producer = Callable[[Context], list[Advice]]

@@ -1,0 +1,9 @@
+"""Every producer of advice, in one list: ``Report.advice()`` runs them all and ranks their
+items together. A new source (roofscope's own rules, issue 19 item 2) is a module with a
+function ``(Context) -> list[Advice]`` and one entry here."""
+
+from __future__ import annotations
+
+from roofscope.analysis.advice import Producer, ncu_rules
+
+PRODUCERS: tuple[Producer, ...] = (ncu_rules.advise,)

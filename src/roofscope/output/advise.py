@@ -1,0 +1,118 @@
+"""``roofscope advise``: each report's advice, ranked, as a table, JSON or Markdown.
+
+The document is ``{"schema_version", "reports": [{"path", "gpu", "time_s", "advice": [...]}],
+"warnings"}``; each item is ``Advice.to_dict`` (docs/json.md). Text from the export (ncu's rule
+text, group names) reaches the table and Markdown through ``shown_doc`` (``formatted``)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console, Group
+from rich.text import Text
+
+from roofscope.output.columns import CellColumn, column_markdown, column_table, flat_csv
+from roofscope.output.render import formatted
+from roofscope.present.units import pct, si
+from roofscope.quantities import LAUNCHES, TIME_PCT, TIME_S
+
+TEXT_LINES = 3  # lines of ncu's text a table item shows (JSON and Markdown keep it whole)
+NONE_FOUND = (
+    "no ncu rule results in this export: profile with sections (ncu --set full) and export the "
+    "details page (ncu --import R.ncu-rep --csv --page details)"
+)
+
+
+def _gain(a: dict[str, Any]) -> str:
+    return "—" if a["est_gain_s"] is None else si(a["est_gain_s"], "s")
+
+
+def _speedup(a: dict[str, Any]) -> str:
+    x = a["est_step_speedup"]
+    return "—" if x is None else ("∞" if x == float("inf") else f"{x:.2f}×")
+
+
+COLUMNS: tuple[CellColumn, ...] = (
+    ("#", lambda a: str(a["rank"])),
+    ("rule", lambda a: a["rule"]),
+    ("from", lambda a: a["source"]),
+    (LAUNCHES, lambda a: f"{a[LAUNCHES]:,}"),
+    ("of step", lambda a: pct(a[TIME_PCT])),
+    ("est. gain", _gain),
+    ("step ×", _speedup),
+)
+
+
+def _numbered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"rank": i, **a} for i, a in enumerate(items, start=1)]
+
+
+def _head(report: dict[str, Any]) -> str:
+    gpu = f" · {report['gpu']}" if report["gpu"] else ""
+    return f"{Path(report['path']).name}{gpu} · step {si(report[TIME_S], 's')}"
+
+
+def _wrapped(text: str, width: int, lines: int | None = None) -> list[str]:
+    """``text`` wrapped to ``width`` under a three-space indent, cut to ``lines`` lines (an
+    ellipsis where cut)."""
+    out = textwrap.wrap(text, max(width, 24), initial_indent="   ", subsequent_indent="   ")
+    if lines is not None and len(out) > lines:
+        out = out[:lines]
+        out[-1] = out[-1][: max(width, 24) - 1].rstrip() + "…"
+    return out
+
+
+def advise_renderable(doc: dict[str, Any], width: int) -> Group:
+    parts: list[Any] = []
+    for report in doc["reports"]:
+        parts.append(Text(_head(report), style="bold"))
+        items = _numbered(report["advice"])
+        if not items:
+            parts += [Text(line) for line in _wrapped(NONE_FOUND, width)]
+            parts.append(Text(""))
+            continue
+        parts += [column_table(COLUMNS, items, {"rule", "from"}, squeeze=("rule",)), Text("")]
+        for a in items:
+            lines = _wrapped(f"do: {a['action']}", width)
+            lines += _wrapped(a["evidence"][0], width, TEXT_LINES) if a["evidence"] else []
+            lines += [x for e in a["evidence"][1:2] for x in _wrapped(e, width)]
+            parts.append(Text(f"{a['rank']}. {a['title']}", style="bold"))
+            parts.append(Text("\n".join(lines), no_wrap=True))
+        parts.append(Text(""))
+    parts += [Text(f"warning: {w}", style="yellow") for w in doc["warnings"]]
+    return Group(*parts)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def advise_markdown(doc: dict[str, Any]) -> str:
+    out = ["### roofscope advise", ""]
+    for report in doc["reports"]:
+        out += [f"**{_md(_head(report))}**", ""]
+        items = _numbered(report["advice"])
+        if not items:
+            out += [NONE_FOUND, ""]
+            continue
+        out += [*column_markdown(COLUMNS, items), ""]
+        for a in items:
+            out += [f"{a['rank']}. **{_md(a['title'])}** — {_md(a['action'])}"]
+            out += [f"   - {_md(e)}" for e in a["evidence"]]
+            out += [f"   - assumed: {_md(x)}" for x in a["assumptions"]]
+        out.append("")
+    out += [f"> ⚠ {_md(w)}" for w in doc["warnings"]]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def render_advise(doc: dict[str, Any], fmt: str, console: Console | None = None) -> str:
+    return formatted(
+        doc,
+        fmt,
+        console,
+        csv=lambda d: flat_csv([a for r in d["reports"] for a in r["advice"]]),
+        md=advise_markdown,
+        table=advise_renderable,
+    )
