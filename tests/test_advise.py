@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -134,7 +135,7 @@ def test_an_estimate_that_is_no_percentage_is_left_out_with_a_warning(tmp_path: 
 def test_a_page_without_rules_gives_no_advice(tmp_path: Path) -> None:
     assert _advice(_write(tmp_path, _page([("k", 4.0, [])], speedups=False))) == []
     raw = REPO / "sample_reports" / "mlp_fp32_b128_h100.ncu-raw.csv"
-    assert _advice(raw) == []
+    assert [a for a in _advice(raw) if a.source == "ncu"] == []  # roofscope's rules may fire
 
 
 def test_rule_text_is_data_in_table_and_markdown(tmp_path: Path) -> None:
@@ -161,7 +162,8 @@ def _real(where: Path | tuple[str, ...]) -> Path:
 def test_rule_totals_agree_with_the_independent_reading(where, shared_sample_cache) -> None:
     path = _real(where)
     expected = oracle.ncu_rules(path)
-    got = _by_rule(roofscope.load(path).reports[0].advice())
+    ncu = [a for a in roofscope.load(path).reports[0].advice() if a.source == "ncu"]
+    got = _by_rule(ncu)
     assert set(got) == set(expected) and expected
     for rule, want in expected.items():
         launches, time_s, gain = got[rule]
@@ -218,8 +220,9 @@ def test_report_json_carries_advice_per_report(tmp_path: Path, shared_sample_cac
     out = run_cli("report", str(RESNET), "--format", "json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)["reports"][0]
-    (item,) = report["advice"]
-    assert item["rule"] == "SOLBottleneck" and item["source"] == "ncu"
+    (item,) = [a for a in report["advice"] if a["source"] == "ncu"]
+    assert item["rule"] == "SOLBottleneck"
+    assert "channels_last" in {a["rule"] for a in report["advice"]}  # roofscope's own, beside
     assert set(item) == {
         "rule", "source", "title", "action", "evidence", "groups", "launches", "time_s",
         "time_pct", "est_gain_s", "est_step_speedup", "assumptions",
@@ -233,7 +236,7 @@ def test_advise_table_fits_80_columns(tmp_path: Path, shared_sample_cache, monke
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80
-    assert any(line.startswith("1 SOLBottleneck") for line in lines)
+    assert any(re.match(r"\d SOLBottleneck ", line) for line in lines)
     assert any("do: " in line for line in lines)
 
 
@@ -242,7 +245,7 @@ def test_advise_json_and_top(tmp_path: Path, shared_sample_cache) -> None:
     out = run_cli("advise", str(path), str(RESNET), "--format", "json", "--top", "2", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert [len(r["advice"]) for r in doc["reports"]] == [2, 1]
+    assert [len(r["advice"]) for r in doc["reports"]] == [2, 2]
     assert doc["reports"][0]["advice"][0]["rule"] == "HighPipeUtilization"
     md = run_cli("advise", str(path), "--format", "md", cwd=tmp_path)
     assert md.stdout.startswith("### roofscope advise")
@@ -271,4 +274,4 @@ def test_advise_errors_are_one_line(args, message, tmp_path: Path) -> None:
 
 def test_api_reaches_advice(shared_sample_cache) -> None:
     items = roofscope.load(str(RESNET)).reports[0].advice()
-    assert items and items[0].to_dict()["rule"] == "SOLBottleneck"
+    assert "SOLBottleneck" in {a.to_dict()["rule"] for a in items}

@@ -69,15 +69,18 @@ def advise_renderable(doc: dict[str, Any], width: int) -> Group:
     for report in doc["reports"]:
         parts.append(Text(_head(report), style="bold"))
         items = _numbered(report["advice"])
-        if not items:
+        if not any(a["source"] == "ncu" for a in items):  # say why ncu's rules are absent
             parts += [Text(line) for line in _wrapped(NONE_FOUND, width)]
             parts.append(Text(""))
+        if not items:
             continue
         parts += [column_table(COLUMNS, items, {"rule", "from"}, squeeze=("rule",)), Text("")]
         for a in items:
             lines = _wrapped(f"do: {a['action']}", width)
             lines += _wrapped(a["evidence"][0], width, TEXT_LINES) if a["evidence"] else []
             lines += [x for e in a["evidence"][1:2] for x in _wrapped(e, width)]
+            if a["assumptions"]:  # the estimate's model, in short (--format md: all of them)
+                lines += _wrapped(f"model: {a['assumptions'][0]}", width, TEXT_LINES)
             parts.append(Text(f"{a['rank']}. {a['title']}", style="bold"))
             parts.append(Text("\n".join(lines), no_wrap=True))
         parts.append(Text(""))
@@ -94,8 +97,9 @@ def advise_markdown(doc: dict[str, Any]) -> str:
     for report in doc["reports"]:
         out += [f"**{_md(_head(report))}**", ""]
         items = _numbered(report["advice"])
-        if not items:
+        if not any(a["source"] == "ncu" for a in items):
             out += [NONE_FOUND, ""]
+        if not items:
             continue
         out += [*column_markdown(COLUMNS, items), ""]
         for a in items:

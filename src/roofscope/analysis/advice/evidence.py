@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roofscope.analysis.advice import ROOFSCOPE, Advice, step_speedup
+from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
+from roofscope.analysis.browse import Filter
 from roofscope.present.units import si, time
 from roofscope.quantities import BOUND, BYTES, FLOPS, LAUNCHES, LEVELS, TIME_PCT, TIME_S
 
@@ -205,3 +206,17 @@ RULES: tuple[Callable[[Step], list[Advice]], ...] = (channels_last, tensor_cores
 def roofscope_advice(step: Step) -> list[Advice]:
     """Every roofscope rule that fires on the step."""
     return [item for rule in RULES for item in rule(step)]
+
+
+def advise(ctx: Context) -> list[Advice]:
+    """The producer ``Report.advice()`` runs (analysis/advice/sources.py)."""
+    report = ctx.report
+    if report is None or not ctx.step_s or report.is_nsys or report.is_recording:
+        return []
+    step = Step(
+        tuple(report.rows("group")),
+        {c.name: c.value for c in report.ceilings},
+        ctx.step_s,
+        tuple(report.kernel_names(Filter())),
+    )
+    return roofscope_advice(step)

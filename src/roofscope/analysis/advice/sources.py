@@ -4,6 +4,6 @@ function ``(Context) -> list[Advice]`` and one entry here."""
 
 from __future__ import annotations
 
-from roofscope.analysis.advice import Producer, ncu_rules
+from roofscope.analysis.advice import Producer, evidence, ncu_rules
 
-PRODUCERS: tuple[Producer, ...] = (ncu_rules.advise,)
+PRODUCERS: tuple[Producer, ...] = (ncu_rules.advise, evidence.advise)

@@ -23,6 +23,7 @@ from roofscope.charts.roofline import (
     render,
     why_over,
 )
+from roofscope.present.text import shown
 from roofscope.present.units import cut
 from roofscope.quantities import (
     AI,
@@ -73,9 +74,7 @@ class RooflinePane(Pane, can_focus=True):
         Binding("l", "level", "Level", tooltip="arithmetic intensity at DRAM / L2 / L1"),
         Binding("h", "hierarchy", "All levels", tooltip="each group at L1, L2 and DRAM at once"),
         Binding("t", "points", "Groups/launches", tooltip="groups or the 2,000 longest launches"),
-        Binding(
-            "c", "coverage", "Time %", tooltip="only what makes up 100/95/90/80/50% of time"
-        ),
+        Binding("c", "coverage", "Time %", tooltip="only what makes up 100/95/90/80/50% of time"),
     ]
     DEFAULT_CSS = """
     RooflinePane #roofline-chart { height: 1fr; min-height: 8; width: 1fr; }
@@ -140,11 +139,12 @@ class RooflinePane(Pane, can_focus=True):
         points, links = [], []
         for i, r in enumerate(rows):  # by time, longest first
             pick = r["name"] == selected
-            tag = cut(str(r["name"]), 24) if pick else _rank_tag(i)
+            name = shown(r["name"])  # a name from the file is data: control characters visible
+            tag = cut(name, 24) if pick else _rank_tag(i)
             levels = LEVELS_OUTERMOST_FIRST if self.hierarchical else (self.level,)
             row = [
                 Point(
-                    str(r["name"]),
+                    name,
                     r[AI][level] or 0.0,
                     r[FLOP_PER_S] or 0.0,
                     (r[TIME_PCT] or 0.0) / 100,
@@ -207,14 +207,14 @@ class RooflinePane(Pane, can_focus=True):
         self.query_one("#roofline-chart", Static).update(Text.from_ansi(self.text, no_wrap=True))
 
     def _legend_lines(
-        self, roofs: list[Roof], points: list[Point], pick: Point | None, nsys: bool, shown: int
+        self, roofs: list[Roof], points: list[Point], pick: Point | None, nsys: bool, count: int
     ) -> list[Text]:
         """Most important first: the legend is cut to a third of the pane."""
         ascii_only, color = self.state.ascii_only, self.state.use_color
         what = "groups" if self.by == "group" else f"{LAUNCH_POINTS:,} longest launches"
-        if shown < len(self.rows):
-            total = sum((r[TIME_PCT] or 0.0) for r in self.rows[:shown])
-            what = f"{shown} of {len(self.rows)} {what} = {total:.0f}% of time"
+        if count < len(self.rows):
+            total = sum((r[TIME_PCT] or 0.0) for r in self.rows[:count])
+            what = f"{count} of {len(self.rows)} {what} = {total:.0f}% of time"
         if self.hierarchical:
             marks = " ".join(
                 f"{LEVEL_MARKERS[level][1 if ascii_only else 0]} {LEVEL_TITLES[level]}"
@@ -236,7 +236,9 @@ class RooflinePane(Pane, can_focus=True):
         keyed = legend(roofs, pick, self.level, ascii_only=ascii_only, color=color)
         if pick is not None:  # the highlighted point next: it must survive a short terminal
             lines.append(keyed.pop())
-        ranked = [f"{i + 1} {r['name']}" for i, r in enumerate(self.shown_rows()[:TOP_TAGGED])]
+        ranked = [
+            f"{i + 1} {shown(r['name'])}" for i, r in enumerate(self.shown_rows()[:TOP_TAGGED])
+        ]
         if ranked:  # the key to the numbers on the chart
             lines.append(Text("  ".join(ranked)))
         lines += keyed
