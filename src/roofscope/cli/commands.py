@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="explore exports in the terminal UI (no FILE: a start screen)",
         description="Open ncu and nsys exports in the keyboard-driven TUI. With no FILE, a "
         "start screen lists the bundled samples and the reports opened before. In the TUI, ? "
-        "lists every key, 1–8 switch panes, q quits.",
+        "lists every key, 1–9 switch panes, q quits.",
     )
     opener.add_argument(
         "files",

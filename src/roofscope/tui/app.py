@@ -37,6 +37,7 @@ from roofscope.tui.messages import (
     LaunchSelected,
     OpenReports,
     RulesChanged,
+    SearchDetail,
     ShowPane,
 )
 from roofscope.tui.panes.base import Pane
@@ -384,6 +385,11 @@ class RoofscopeApp(App[None]):
     @on(ShowPane)
     def _show_pane(self, message: ShowPane) -> None:
         self.action_show_pane(message.key)
+
+    @on(SearchDetail)
+    def _search_detail(self, message: SearchDetail) -> None:
+        self.state.detail_search = message.pattern
+        self._changed(Change.SELECTION)
 
     @on(FilterKernels)
     def _filter_kernels(self, message: FilterKernels) -> None:

@@ -39,6 +39,13 @@ class FilterKernels(Message):
 
 
 @dataclass
+class SearchDetail(Message):
+    """Detail narrowed to the metrics matching ``pattern`` (Advice: the metrics a rule read)."""
+
+    pattern: str
+
+
+@dataclass
 class RulesChanged(Message):
     """The rule editor's new rule list: regroup every report."""
 

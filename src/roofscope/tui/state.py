@@ -43,6 +43,7 @@ class ViewState:
     ascii_only: bool = False
     use_color: bool = True
     runs_root: Path | None = None
+    detail_search: str = ""  # a search Detail applies when it next loads (Advice's `d`)
 
     def open(self, session: Session | None) -> None:
         """A new session: start on a report with kernels (a recording lives in Monitor)."""

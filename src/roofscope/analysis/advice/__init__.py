@@ -42,6 +42,21 @@ class Advice:
         return asdict(self)
 
 
+# The metrics each rule reads, as a Detail search (the Advice pane's `d`): roofscope's rules by
+# their evidence, ncu's by the section its rule reads. Not listed: every metric.
+METRICS_READ: dict[str, str] = {
+    "channels_last": "time",
+    "tensor_cores": "fp32|tensor|util_|inst_executed_op_ffma",
+    "fusion": "dram|l2|bytes|time",
+    "SOLBottleneck": "throughput|time|duration",
+    "HighPipeUtilization": "pipe|inst_executed|util_",
+    "MemoryL2Compression": "lts__",
+    "AchievedOccupancy": "occupancy|warps_active",
+    "TheoreticalOccupancy": "occupancy|registers|shared",
+    "LaunchConfiguration": "grid|block|waves|launch__",
+}
+
+
 def step_speedup(step_s: float, gain_s: float | None) -> float | None:
     """Amdahl over the step: the step's time over the time left once ``gain_s`` is saved."""
     if gain_s is None or step_s <= 0:

@@ -65,6 +65,7 @@ class DetailPane(Pane):
         super().__init__(state, **kwargs)
         self.metrics: list[MetricRow] = []
         self.pattern = ""
+        self._searched_for = ""  # the last search asked for through the view state
         self.metric_width = METRIC_MIN
 
     def compose(self) -> ComposeResult:
@@ -109,6 +110,11 @@ class DetailPane(Pane):
 
     def reload(self) -> None:
         state = self.state
+        if state.detail_search != self._searched_for:  # asked for elsewhere (Advice's d)
+            self._searched_for = state.detail_search
+            box = self.query_one("#detail-search", Input)
+            box.value = self.pattern = state.detail_search
+            box.set_class(bool(self.pattern), "shown")
         if state.launch is not None:
             title = f"launch {state.launch}"
             self._load(state.current, launch=state.launch, group=None, title=title)

@@ -3,6 +3,7 @@ here (the app, the help screen and the palette loop over this)."""
 
 from __future__ import annotations
 
+from roofscope.tui.panes.advice import AdvicePane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.panes.compare import ComparePane
 from roofscope.tui.panes.detail import DetailPane
@@ -22,4 +23,5 @@ PANES: tuple[type[Pane], ...] = (
     RunsPane,
     ComparePane,
     TimelinePane,
+    AdvicePane,
 )

@@ -1,0 +1,48 @@
+"""The Advice pane (9): items ranked by estimated gain, Enter shows an item's groups in
+Kernels, d its first group in Detail searched to the metrics the rule read."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import DataTable
+
+from roofscope.tui.app import RoofscopeApp
+from roofscope.tui.panes.advice import AdvicePane, exact
+from roofscope.tui.panes.detail import DetailPane
+from roofscope.tui.panes.kernels import KernelsPane
+from tests.conftest import SAMPLES
+from tests.test_tui import opened, settle
+
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
+
+async def test_advice_pane_ranks_and_leads_to_kernels_and_detail(in_tmp_cwd):
+    app = RoofscopeApp([str(SAMPLES / "resnet18_fp32_h100.ncu-details.csv")])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("9")
+        await settle(app, pilot)
+        pane = app.query_one(AdvicePane)
+        rules = [a.rule for a in pane.items]
+        assert rules[:2] == ["channels_last", "SOLBottleneck"]  # estimated first, unknown last
+        assert app.query_one("#advice-items", DataTable).row_count == len(rules)
+        detail = str(app.query_one("#advice-detail").render())
+        assert "do: model.to(memory_format=torch.channels_last)" in detail and "model:" in detail
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.query_one(KernelsPane).display
+        assert app.state.group == "layout transform"
+        assert [r["name"] for r in app.query_one(KernelsPane).rows] == ["layout transform"]
+        await pilot.press("9", "down", "d")
+        await settle(app, pilot)
+        detail_pane = app.query_one(DetailPane)
+        assert detail_pane.display and detail_pane.pattern == "throughput|time|duration"
+        assert any("throughput" in r.name for r in detail_pane.metrics)
+
+
+def test_exact_matches_group_names_with_regex_characters():
+    import re
+
+    rx = exact(["GEMM (nvjet)", "dropout/RNG", "a.b*"])
+    assert re.fullmatch(rx, "GEMM (nvjet)") and re.fullmatch(rx, "a.b*")
+    assert not re.fullmatch(rx, "GEMM") and not re.fullmatch(rx, "axb")
