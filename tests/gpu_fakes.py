@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from roofscope.hardware.specs import match_device_name
+from roofscope.monitor.estimate import fill_estimate
 from roofscope.telemetry.sample import GpuSample, ProcessInfo, Reading
 
 T0 = 1_800_000_000.0  # 2027-01-15: fixed, so snapshots do not move
@@ -12,15 +14,27 @@ T0 = 1_800_000_000.0  # 2027-01-15: fixed, so snapshots do not move
 
 class SyntheticSource:
     """GPUs whose utilisation ramps up and whose power follows it; tick ``k`` is at
-    ``T0 + k·step``. ``gpm=False`` behaves like a pre-Hopper GPU."""
+    ``T0 + k·step``. ``gpm=False`` behaves like a pre-Hopper GPU. ``estimate=True`` also
+    reads the per-pipe tensor activities and fills the estimates as the NVML source does
+    (``mig=True``: in MIG mode, where the estimates are off)."""
 
     live = True
 
-    def __init__(self, gpus: int = 1, host: str = "node01", step: float = 1.0, gpm: bool = True):
+    def __init__(
+        self,
+        gpus: int = 1,
+        host: str = "node01",
+        step: float = 1.0,
+        gpm: bool = True,
+        estimate: bool = False,
+        mig: bool = False,
+    ):
         self.gpus = gpus
         self.host = host
         self.step = step
         self.gpm = gpm
+        self.estimate = estimate
+        self.mig = mig
         self.tick = 0
         self.label = f"synthetic · {host}"
         self.closed = False
@@ -56,6 +70,11 @@ class SyntheticSource:
             s.sm_occupancy, s.fp32_active, s.fp16_active, s.fp64_active = util * 0.4, 0.1, 0.0, 0.0
         else:
             s.gpm_status = "GPM not supported on this GPU (Hopper and later have it)"
+        if self.estimate:
+            s.mig_mode = self.mig
+            if self.gpm:
+                s.hmma_active, s.dmma_active, s.imma_active = s.tensor_active, 0.0, 0.0
+            fill_estimate(s, match_device_name(s.name))
         return s
 
     def read(self) -> Reading:

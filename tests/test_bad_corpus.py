@@ -85,7 +85,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     ),
     "parquetdir_without_cupti": (ERROR, "is a folder of Parquet files but not an Nsight Systems"),
     "recording_bad_part.parquet": (ERROR, "unreadable recording part part-000002.parquet"),
-    "recording_missing_columns.parquet": (WARN, "the recording lacks 27 column(s)"),
+    "recording_missing_columns.parquet": (WARN, "the recording lacks 33 column(s)"),
     "recording_wrong_types.parquet": (ERROR, "recording column ts is string"),
     "session_page.ncu.csv": (ERROR, "is the ncu session page"),
     "sqlite_named.csv": (WARN, "the name ends in .csv but the file holds an SQLite database"),

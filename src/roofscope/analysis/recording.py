@@ -1,6 +1,7 @@
 """Per-GPU summaries of GPU recordings: the numbers the published studies tabulated from
 nvidia-smi (average GPU usage, memory usage rate, temperature, power) plus energy and the time
-spent under 30% utilisation.
+spent under 30% utilisation, and where GPM gave them the estimated FLOP/s and DRAM B/s
+(``est_*``, means over the samples that have an estimate: hardware/pipes.py).
 
 Each sample's utilisation and power stand for the interval since the previous sample (NVML's
 utilisation looks back over its own sample period). Intervals longer than three times the
@@ -33,7 +34,7 @@ LOW_UTIL = 0.30
 _SQL = """
 WITH s AS (
     SELECT report_id, host, gpu, name, ts, util_gpu, util_mem, mem_used, mem_total, temp_c,
-        power_w, tensor_active, sm_active,
+        power_w, tensor_active, sm_active, est_flops, est_dram_bps,
         ts - lag(ts) OVER w AS dt,
         energy_j - lag(energy_j) OVER w AS de
     FROM gpu_samples {where}
@@ -56,7 +57,9 @@ SELECT report_id, host, gpu, any_value(name) AS name, count(*) AS samples,
     count(de) FILTER (WHERE counted) = count(*) FILTER (WHERE counted) AS counter_complete,
     sum(power_w * dt) FILTER (WHERE counted) AS energy_power_j,
     sum(dt) FILTER (WHERE counted AND util_gpu < {low}) AS low_util_s,
-    avg(tensor_active) AS tensor_active, avg(sm_active) AS sm_active
+    avg(tensor_active) AS tensor_active, avg(sm_active) AS sm_active,
+    avg(est_flops) AS est_flops, max(est_flops) AS est_flops_max,
+    avg(est_dram_bps) AS est_dram_bps
 FROM k GROUP BY report_id, host, gpu ORDER BY report_id, host, gpu
 """
 
@@ -86,6 +89,11 @@ class GpuSummary:
     low_util_frac: float | None
     tensor_active: float | None
     sm_active: float | None
+    # Estimates (hardware/pipes.py): GPM pipe activity × peak at the SM clock, and DRAM bw
+    # utilisation × datasheet bandwidth; means over the samples that have them.
+    est_flops: float | None = None
+    est_flops_max: float | None = None
+    est_dram_bps: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -25,6 +25,8 @@ def value_text(series: Series, value: float | None) -> str:
         return f"{value:.0f}°C"
     if series.unit == "W":
         return f"{value:.0f} W"
+    if series.unit == "FLOP/s":  # "648 TF/s": "648 TFLOP/s" is wider than the value column
+        return si(value, "F/s")
     return si(value, series.unit)
 
 

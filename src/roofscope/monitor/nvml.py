@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from roofscope.hardware.specs import match_device_name
+from roofscope.monitor.estimate import fill_estimate
 from roofscope.monitor.source import MonitorUnavailable
 from roofscope.telemetry.sample import GPM_KEYS, GpuSample, ProcessInfo, Reading
 
@@ -30,6 +32,10 @@ _GPM_METRICS = {
     2: "sm_active",  # NVML_GPM_METRIC_SM_UTIL: fraction of SMs busy
     3: "sm_occupancy",
     5: "tensor_active",  # NVML_GPM_METRIC_ANY_TENSOR_UTIL
+    6: "dmma_active",  # NVML_GPM_METRIC_DFMA_TENSOR_UTIL (fp64 tensor, the older id)
+    7: "hmma_active",  # NVML_GPM_METRIC_HMMA_TENSOR_UTIL
+    8: "dmma_active",  # NVML_GPM_METRIC_DMMA_TENSOR_UTIL: wins over 6 where the driver has it
+    9: "imma_active",  # NVML_GPM_METRIC_IMMA_TENSOR_UTIL
     10: "dram_bw_util",
     11: "fp64_active",
     12: "fp32_active",
@@ -38,6 +44,9 @@ _GPM_METRICS = {
     21: "pcie_rx_bps",
 }
 assert set(_GPM_METRICS.values()) >= set(GPM_KEYS)
+# The ids every GPM driver knows: asked alone where a driver refuses the whole request for an
+# id it does not know (the per-pipe tensor ids came later than the others).
+_GPM_BASE = (2, 3, 5, 10, 11, 12, 13, 20, 21)
 _THROTTLE = {
     0x1: "idle",
     0x2: "app clocks",
@@ -90,6 +99,8 @@ class NvmlSource:
             raise MonitorUnavailable("NVML sees no GPU on this host", hint=_UNAVAILABLE_HINT)
         self.names = [_text(pynvml.nvmlDeviceGetName(h)) for h in self.handles]
         self.uuids = [self._get(pynvml.nvmlDeviceGetUUID, h) for h in self.handles]
+        self.specs = [match_device_name(n) for n in self.names]  # peaks for the estimates
+        self._gpm_ids: tuple[int, ...] = tuple(_GPM_METRICS)
         self.gpm_status: list[str | None] = [
             self._gpm_support(h) if gpm else "GPM off" for h in self.handles
         ]
@@ -134,26 +145,39 @@ class NvmlSource:
             self.gpm_status[index] = sample.gpm_status = "warming up"  # a rate needs two samples
             return
         self.gpm_status[index] = None
-        request = nv.c_nvmlGpmMetricsGet_t()
-        request.version = nv.NVML_GPM_METRICS_GET_VERSION
-        request.numMetrics = len(_GPM_METRICS)
-        request.sample1, request.sample2 = previous, current
-        for slot, metric in enumerate(_GPM_METRICS):
-            request.metrics[slot].metricId = metric
         try:
-            nv.nvmlGpmMetricsGet(request)
+            request = self._gpm_request(previous, current)
         except nv.NVMLError as exc:
             sample.gpm_status = f"GPM read failed: {_text(exc)}"
             return
-        for slot, field in enumerate(_GPM_METRICS.values()):
+        for slot, metric_id in enumerate(self._gpm_ids):
             metric = request.metrics[slot]
             if metric.nvmlReturn != 0:
                 continue
-            value = float(metric.value)
+            field, value = _GPM_METRICS[metric_id], float(metric.value)
             if field.startswith("pcie_"):
                 setattr(sample, field, value * 1024 * 1024)
             else:
                 setattr(sample, field, value / 100.0)
+
+    def _gpm_request(self, previous: Any, current: Any) -> Any:
+        """One nvmlGpmMetricsGet of every id; once with the base ids alone if a driver refuses
+        the whole request (those drivers then never get the per-pipe ids again)."""
+        nv = self.nv
+        while True:
+            request = nv.c_nvmlGpmMetricsGet_t()
+            request.version = nv.NVML_GPM_METRICS_GET_VERSION
+            request.numMetrics = len(self._gpm_ids)
+            request.sample1, request.sample2 = previous, current
+            for slot, metric_id in enumerate(self._gpm_ids):
+                request.metrics[slot].metricId = metric_id
+            try:
+                nv.nvmlGpmMetricsGet(request)
+                return request
+            except nv.NVMLError:
+                if self._gpm_ids == _GPM_BASE:
+                    raise
+                self._gpm_ids = _GPM_BASE
 
     def _processes(self, index: int, handle: Any) -> list[ProcessInfo]:
         nv = self.nv
@@ -216,6 +240,7 @@ class NvmlSource:
                 ):
                     kbps = self._get(nv.nvmlDeviceGetPcieThroughput, handle, counter)
                     setattr(s, attr, None if kbps is None else kbps * 1000.0)
+            fill_estimate(s, self.specs[i])
             reading.samples.append(s)
             reading.processes += self._processes(i, handle)
         return reading

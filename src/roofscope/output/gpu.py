@@ -29,6 +29,10 @@ def _num(v: float | None, digits: int = 1) -> str:
     return "" if v is None else f"{v:.{digits}f}"
 
 
+def _scaled(v: float | None, unit: float, digits: int = 1) -> str:
+    return "" if v is None else f"{v / unit:.{digits}f}"
+
+
 SUMMARY_COLUMNS: tuple[Column, ...] = (
     ("host", lambda s: s["host"]),
     ("gpu", lambda s: str(s["gpu"])),
@@ -44,6 +48,9 @@ SUMMARY_COLUMNS: tuple[Column, ...] = (
     (f"time <{100 * LOW_UTIL:.0f}% util s", lambda s: _num(s["low_util_s"])),
     (f"time <{100 * LOW_UTIL:.0f}% util %", lambda s: _pct(s["low_util_frac"])),
     ("tensor active %", lambda s: _pct(s["tensor_active"])),
+    ("est. TFLOP/s", lambda s: _scaled(s.get("est_flops"), 1e12)),
+    ("est. peak TFLOP/s", lambda s: _scaled(s.get("est_flops_max"), 1e12)),
+    ("est. DRAM GB/s", lambda s: _scaled(s.get("est_dram_bps"), 1e9, 0)),
 )
 
 SAMPLE_COLUMNS: tuple[Column, ...] = (
@@ -59,6 +66,8 @@ SAMPLE_COLUMNS: tuple[Column, ...] = (
     ("tensor %", lambda s: _pct(s.tensor_active)),
     ("SM active %", lambda s: _pct(s.sm_active)),
     ("DRAM bw %", lambda s: _pct(s.dram_bw_util)),
+    ("est. FLOP/s", lambda s: si(s.est_flops, "FLOP/s") if s.est_flops is not None else ""),
+    ("est. DRAM", lambda s: si(s.est_dram_bps, "B/s") if s.est_dram_bps is not None else ""),
     ("throttle", lambda s: s.throttle or ""),
 )
 

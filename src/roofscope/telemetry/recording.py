@@ -37,6 +37,7 @@ _TYPES = {
     "mig_mode": pa.bool_(),
     "mig": pa.string(),
     "gpm_status": pa.string(),
+    "est_status": pa.string(),
 }
 SAMPLE_FIELDS = [f.name for f in fields(GpuSample)]
 SCHEMA = pa.schema(

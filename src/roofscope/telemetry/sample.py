@@ -24,11 +24,13 @@ class Series:
 SERIES: tuple[Series, ...] = (
     Series("util_gpu", "GPU util", "%", 1.0),
     Series("tensor_active", "tensor", "%", 1.0),
+    Series("est_flops", "est. FLOP", "FLOP/s"),
     Series("sm_active", "SM active", "%", 1.0),
     Series("mem_used_frac", "mem used", "%", 1.0),
     Series("power_w", "power", "W"),
     Series("temp_c", "temp", "°C"),
     Series("dram_bw_util", "DRAM bw", "%", 1.0),
+    Series("est_dram_bps", "est. DRAM", "B/s"),
     Series("util_mem", "mem util", "%", 1.0),
     Series("sm_occupancy", "occupancy", "%", 1.0),
     Series("sm_clock_hz", "SM clock", "Hz"),
@@ -37,6 +39,9 @@ SERIES: tuple[Series, ...] = (
     Series("fp32_active", "FP32", "%", 1.0),
     Series("fp16_active", "FP16", "%", 1.0),
     Series("fp64_active", "FP64", "%", 1.0),
+    Series("hmma_active", "HMMA", "%", 1.0),
+    Series("dmma_active", "DMMA", "%", 1.0),
+    Series("imma_active", "IMMA", "%", 1.0),
 )
 SERIES_KEYS = tuple(s.key for s in SERIES)
 GPM_KEYS = (
@@ -47,7 +52,12 @@ GPM_KEYS = (
     "fp32_active",
     "fp16_active",
     "dram_bw_util",
+    "hmma_active",
+    "dmma_active",
+    "imma_active",
 )
+# Estimates from the GPM pipes (hardware/pipes.py), labelled "est." wherever they are shown.
+ESTIMATE_KEYS = ("est_flops", "est_dram_bps")
 
 
 @dataclass(frozen=True)
@@ -90,7 +100,15 @@ class GpuSample:
     fp32_active: float | None = None
     fp16_active: float | None = None
     dram_bw_util: float | None = None
+    hmma_active: float | None = None  # tensor pipe, fp16/bf16 (tf32, fp8) matrix ops
+    dmma_active: float | None = None  # tensor pipe, fp64 matrix ops
+    imma_active: float | None = None  # tensor pipe, int8 matrix ops
     gpm_status: str | None = None  # why GPM activities are missing; None when they are read
+    # Estimates, not counts: Σ pipe activity × the pipe's peak at the SM clock; DRAM bw
+    # utilisation × the datasheet bandwidth (hardware/pipes.py).
+    est_flops: float | None = None  # FLOP/s
+    est_dram_bps: float | None = None  # B/s
+    est_status: str | None = None  # why the estimates are missing where GPM was read
 
     @property
     def key(self) -> tuple[str, int]:

@@ -8,6 +8,7 @@ the visible pane redraws.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Static
 
 from roofscope.charts.gpu_cards import LABEL, VALUE, axis_line, render_cards
+from roofscope.charts.node_roofline import render_node_roofline
 from roofscope.errors import RoofscopeError
 from roofscope.monitor.source import GpuSource
 from roofscope.telemetry.history import SeriesHistory
@@ -67,6 +69,13 @@ class Lines(Widget):
         if y >= len(self.lines):
             return Strip.blank(width, style)
         return Strip([Segment(self.lines[y], style)]).adjust_cell_length(width, style)
+
+
+def _cell(value: float | None) -> int | None:
+    """A value's place on the roofline's log axes, to 1/40 decade (0 and None apart)."""
+    if value is None or value <= 0:
+        return None if value is None else -(10**9)
+    return round(40 * math.log10(value))
 
 
 def _nearest(choices: tuple[float, ...], value: float) -> float:
@@ -127,6 +136,9 @@ class MonitorPane(Pane, can_focus=True):
         self._timer: Any = None
         self._header = ""
         self._shown_processes: list[ProcessInfo] | None = None
+        self._roofline_key: tuple | None = None
+        self._roofline_lines: list[str] = []
+        self._roofline_at = -1e18
 
     def compose(self) -> ComposeResult:
         yield PlainStatic("starting the GPU source…", id="monitor-header")
@@ -285,6 +297,7 @@ class MonitorPane(Pane, can_focus=True):
         lines = [" · ".join(parts)]
         gpm = sorted({s.gpm_status for s in self.latest.values() if s.gpm_status})
         lines += [f"GPM: {g}" for g in gpm if g != "warming up"]
+        lines += sorted({s.est_status for s in self.latest.values() if s.est_status})
         lines += self.notes[:3]
         lines.append(KEYS)
         return "\n".join(lines)
@@ -329,8 +342,30 @@ class MonitorPane(Pane, can_focus=True):
             else time.strftime("%H:%M:%S", time.localtime(end))
         )
         lines.append(axis_line(spc, width, right))
+        lines += self._roofline(entries, width)
         text.show(lines)
         self._show_processes()
+
+    def _roofline(
+        self, entries: list[tuple[str, GpuSample, SeriesHistory]], width: int
+    ) -> list[str]:
+        """The live roofline under the cards. plotext takes ~12 ms for eight GPUs on a slow
+        core, so it is drawn again only when a point moved by a visible step (1/40 decade), and
+        then at most once a second unless the size or the set of GPUs with a point changed: a
+        steady load costs nothing per tick."""
+        cards = [(label, sample) for label, sample, _ in entries]
+        points = tuple((_cell(s.est_flops), _cell(s.est_dram_bps)) for _, s in cards)
+        drawn = tuple(
+            None not in p and min(p) > -(10**9) for p in points
+        )  # which GPUs have a point
+        frame = (width, self.state.ascii_only, drawn)
+        old_frame, old_points = self._roofline_key or (None, None)
+        now = time.monotonic()
+        if frame != old_frame or (points != old_points and now - self._roofline_at >= 1.0):
+            self._roofline_key, self._roofline_at = (frame, points), now
+            chart = render_node_roofline(cards, width, ascii_only=self.state.ascii_only)
+            self._roofline_lines = ["", *chart] if chart else []
+        return self._roofline_lines
 
     def _show_processes(self) -> None:
         rows = sorted(self.processes, key=lambda p: (p.host, p.gpu, -(p.mem_bytes or 0)))
