@@ -309,7 +309,7 @@ async def test_palette_lists_the_panes_before_typing(in_tmp_cwd):
         await opened(app, pilot)
         provider = RoofscopeCommands(app.screen)
         found = [str(hit.display) async for hit in provider.discover()]
-        assert found[:2] == ["Pane: Kernels", "Pane: Roofline"] and len(found) == 8
+        assert found[:2] == ["Pane: Kernels", "Pane: Roofline"] and len(found) == 9
 
 
 async def test_sorting_and_filtering_launches_leaves_one_temp_table(in_tmp_cwd):

@@ -16,6 +16,7 @@ from roofscope.analysis.advice import METRICS_READ, Advice
 from roofscope.analysis.browse import Filter
 from roofscope.present import units as f
 from roofscope.present.text import shown
+from roofscope.quantities import LAUNCHES, TIME_PCT, TIME_S
 from roofscope.tui.messages import FilterKernels, GroupSelected, SearchDetail, ShowPane
 from roofscope.tui.panes.base import Pane
 from roofscope.tui.state import Change, ViewState
@@ -137,8 +138,8 @@ class AdvicePane(Pane):
         self.post_message(ShowPane("detail"))
 
     def current_table(self) -> tuple[list[str], list[list[str]]]:
-        header = ["rule", "source", "title", "action", "groups", "launches", "time_s",
-                  "time_pct", "est_gain_s", "est_step_speedup"]  # fmt: skip
+        header = ["rule", "source", "title", "action", "groups", LAUNCHES, TIME_S, TIME_PCT,
+                  "est_gain_s", "est_step_speedup"]  # fmt: skip
         return header, [
             [
                 a.rule,
