@@ -14,6 +14,7 @@ from rich.terminal_theme import DEFAULT_TERMINAL_THEME
 from roofscope.charts.roofline import (
     FAMILIES,
     LEVEL_MARKERS,
+    LINK_COLOR,
     POINT_COLOR,
     ROOF_COLORS,
     ROOF_GLYPHS,
@@ -45,9 +46,11 @@ ROOFS = [
 POINTS = [Point("conv", 100.0, 60e12, 0.4), Point("norm", 0.5, 1e12, 0.2, selected=True)]
 
 
-@pytest.mark.parametrize("name", [*ROOF_COLORS, "point", "selected"])
+@pytest.mark.parametrize("name", [*ROOF_COLORS, "point", "selected", "link"])
 def test_every_line_and_marker_reads_3_to_1_in_truecolor_256_and_16_colours(name):
-    rgb = {"point": POINT_COLOR, "selected": SELECTED_COLOR}.get(name) or ROOF_COLORS[name]
+    rgb = {"point": POINT_COLOR, "selected": SELECTED_COLOR, "link": LINK_COLOR}.get(
+        name
+    ) or ROOF_COLORS.get(name)
     color = Color.from_rgb(*rgb)
     eight_bit = tuple(color.downgrade(ColorSystem.EIGHT_BIT).get_truecolor(DEFAULT_TERMINAL_THEME))
     standard = tuple(color.downgrade(ColorSystem.STANDARD).get_truecolor(DEFAULT_TERMINAL_THEME))
