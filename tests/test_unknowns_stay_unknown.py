@@ -12,6 +12,7 @@ from tests.conftest import SAMPLES
 from tests.ncu_builder import details_page, raw_page, write
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_no_utilisation_and_no_ceilings_means_unknown_efficiency(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv")
     hist = session.reports[0].histogram()
@@ -21,6 +22,7 @@ def test_no_utilisation_and_no_ceilings_means_unknown_efficiency(in_tmp_cwd):
     assert all(g["efficiency"] is None for g in session.reports[0].rows("group"))
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_tensor_pipe_used_but_tensor_unknown_leaves_efficiency_unknown(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv")
     frame = session.launches()
