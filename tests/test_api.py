@@ -12,6 +12,9 @@ from tests.conftest import SAMPLES
 
 MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
 
+# the bundled samples are opened read-only: each is ingested once per worker (conftest)
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 
 def test_frames(in_tmp_cwd):
     session = roofscope.load(MOBILENET)

@@ -1,4 +1,7 @@
-"""The CLI through its entry points: formats, the JSON contract, and one-line errors."""
+"""The CLI: formats, the JSON contract, and one-line errors. Formats and options run through
+``main`` in this process (conftest.run_cli, as the other CLI tests do); the entry points
+themselves (the console script, ``python -m roofscope`` with its exit codes, a closed pipe, a
+stand-in ncu on PATH) run as processes below."""
 
 from __future__ import annotations
 
@@ -14,20 +17,18 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, run_cli
 from tests.ncu_builder import raw_page, write
 
 MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
 
+# the bundled samples are opened read-only: each is ingested once per worker (conftest)
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
 
-def run(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "roofscope", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-    )
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``roofscope ARGS`` through ``main`` in this process, as a finished process."""
+    return run_cli(*args, cwd=cwd or Path.cwd())
 
 
 def test_console_script_is_installed():

@@ -11,15 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 
 import roofscope
 from roofscope.present.units import AT_LEAST, AT_MOST, bounded, cut_middle, incomplete_reason
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, run_cli
 from tests.ncu_builder import raw_page, write
 
 pytestmark = pytest.mark.usefixtures("shared_sample_cache")
@@ -29,13 +27,10 @@ RAW = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
 
 
 def report(path, fmt: str, *extra: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "roofscope", "report", str(path), "--format", fmt, *extra],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200"},  # the reason on one line
-    )
+    """``roofscope report PATH --format FMT`` through ``main`` in this process."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COLUMNS", "200")  # the reason on one line
+        result = run_cli("report", str(path), "--format", fmt, *extra, cwd=Path.cwd())
     assert result.returncode == 0, result.stderr
     return result.stdout
 

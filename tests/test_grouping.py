@@ -84,6 +84,7 @@ def test_unmatched_names_fall_back_to_base_name():
     assert G.match("fma_f32(float *, int)") == ("fma_f32", "base name")
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_project_rules_come_first(tmp_path, in_tmp_cwd):
     (in_tmp_cwd / "roofscope.toml").write_text(
         '[[groups]]\npattern = "splitKreduce"\nname = "split-K epilogue"\n'
@@ -122,6 +123,7 @@ def test_save_rule_round_trip(in_tmp_cwd):
     assert rules[0].pattern == r"my_(gemm|conv)\d+" and rules[1].pattern == "it's"
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_regrouping_a_session_live(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv")
     before = {g["name"]: g["time_s"] for g in session.reports[0].rows("group")}

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -28,7 +27,7 @@ from roofscope.telemetry.recording import (
     to_table,
 )
 from roofscope.telemetry.sample import GpuSample, Reading
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, run_cli
 from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 
 H100_RECORDING = SAMPLES / "h100_matmul.parquet"
@@ -231,9 +230,8 @@ def test_a_recording_opens_beside_a_profile():
 
 # -- the CLI ------------------------------------------------------------------------------------
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "roofscope", *args], capture_output=True, text=True, timeout=120
-    )
+    """``roofscope ARGS`` through ``main`` in this process (conftest.run_cli)."""
+    return run_cli(*args, cwd=Path.cwd())
 
 
 @pytest.mark.skipif(nvml_present(), reason="this machine has NVML")

@@ -25,6 +25,9 @@ REPO = SRC.parents[1]
 RESNET = REPO / "sample_reports" / "resnet18_fp32_h100.ncu-raw.csv"
 RESNET_BF16 = REPO / "sample_reports" / "resnet18_bf16_h100.ncu-raw.csv"
 
+# the bundled samples are opened read-only: each is ingested once per worker (conftest)
+pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+
 
 def strict(text: str) -> object:
     def refuse(name: str) -> None:

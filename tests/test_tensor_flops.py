@@ -39,6 +39,7 @@ def test_v100_instruction_count_times_512(tmp_path, in_tmp_cwd):
     assert report["provenance"]["tensor"].startswith("512 ×")
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_mobilenet_h100_sample_has_unknown_tensor(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv")
     doc = session.report_dict()
@@ -46,6 +47,7 @@ def test_mobilenet_h100_sample_has_unknown_tensor(in_tmp_cwd):
     assert any("tensor FLOPs unknown" in w and "CC 9.0" in w for w in doc["warnings"])
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 @pytest.mark.parametrize(
     ("dtype", "family"), [("bf16", "bf16"), ("fp16", "fp16"), ("tf32", "tf32")]
 )
@@ -64,6 +66,7 @@ def test_h100_gemm_counts_two_flops_per_fma(dtype, family, in_tmp_cwd):
     assert report["groups"][0]["bound"] == "compute (tensor)"
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_fp32_gemm_counts_ffma(in_tmp_cwd):
     session = roofscope.load(DATA / "h100_gemm" / f"gemm_fp32_{N}.raw.csv")
     report = session.report_dict()["reports"][0]

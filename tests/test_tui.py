@@ -22,18 +22,20 @@ RESNET = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
 
 
 async def settle(app: RoofscopeApp, pilot, rounds: int = 3) -> None:
-    """Let workers finish (an exclusive worker replaced by a newer one counts as done)."""
+    """Let workers finish (an exclusive worker replaced by a newer one counts as done), each
+    round until the app is idle: messages processed, no CPU spent (Pilot.pause without a
+    delay, as Pilot.press does), rather than a fixed 50 ms that was mostly spent waiting."""
     for _ in range(rounds):
         try:
             await app.workers.wait_for_complete()
         except WorkerCancelled:
             continue
-        await pilot.pause(0.05)
+        await pilot.pause()
 
 
 async def opened(app: RoofscopeApp, pilot) -> None:
     for _ in range(200):
-        await pilot.pause(0.05)
+        await pilot.pause()  # ≥ 20 ms, until idle
         if app.query("#groups") and app.query_one("#groups", DataTable).row_count:
             break
     await settle(app, pilot)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 import roofscope
-from tests.conftest import SAMPLES
+from tests.conftest import SAMPLES, run_cli
 from tests.ncu_builder import details_page, raw_page, write
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_no_utilisation_and_no_ceilings_means_unknown_efficiency(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv")
     hist = session.reports[0].histogram()
@@ -21,6 +19,7 @@ def test_no_utilisation_and_no_ceilings_means_unknown_efficiency(in_tmp_cwd):
     assert all(g["efficiency"] is None for g in session.reports[0].rows("group"))
 
 
+@pytest.mark.usefixtures("shared_sample_cache")  # the bundled sample, ingested once
 def test_tensor_pipe_used_but_tensor_unknown_leaves_efficiency_unknown(in_tmp_cwd):
     session = roofscope.load(SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv")
     frame = session.launches()
@@ -61,12 +60,7 @@ def test_partial_counters_and_nan_spellings(tmp_path, in_tmp_cwd):
     assert frame.loc["b", "fp32"] == 10
     assert frame["dram"].isna().all()
     assert frame.loc["b", "time_s"] != frame.loc["b", "time_s"]
-    out = subprocess.run(
-        [sys.executable, "-m", "roofscope", "report", str(path), "--no-cache"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = run_cli("report", str(path), "--no-cache", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
 
 
@@ -131,21 +125,8 @@ def test_repeated_ids_are_renumbered_not_multiplied(tmp_path, in_tmp_cwd):
 )
 def test_bad_ceilings_files_are_one_line_errors(content, tmp_path):
     toml = write(tmp_path / "c.toml", content)
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "roofscope",
-            "report",
-            str(SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv"),
-            "--ceilings",
-            str(toml),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    gemm = SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv"
+    out = run_cli("report", str(gemm), "--ceilings", str(toml), cwd=tmp_path)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
 
 
@@ -166,13 +147,7 @@ def test_bad_ceilings_files_are_one_line_errors(content, tmp_path):
 )
 def test_odd_headers_load_or_fail_with_one_line(text, tmp_path):
     path = write(tmp_path / "odd.csv", text)
-    out = subprocess.run(
-        [sys.executable, "-m", "roofscope", "report", str(path), "--no-cache"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
+    out = run_cli("report", str(path), "--no-cache", cwd=tmp_path)  # a traceback escapes
     assert "Traceback" not in out.stderr
     assert out.returncode in (0, 2)
     if out.returncode == 2:

@@ -205,9 +205,9 @@ def run_cost(args: argparse.Namespace) -> int:
         if value is not None and not 0 < value < math.inf:
             raise RoofscopeError(f"--{name.replace('_', '-')} needs a positive number")
     settings = settings_from(args)
+    table = load_prices(args.prices)  # a bad price file is refused before the exports load
     session = load_session(args, args.files)
     try:
-        table = load_prices(args.prices)
         if args.usd_per_gpu_hour is not None:
             table = one_price(session.gpu_keys(), args.usd_per_gpu_hour)
         out = session.cost(table, args.run_steps, args.epochs, args.samples, settings)

@@ -22,7 +22,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.fuzzy import Matcher
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, Footer, OptionList, Static
+from textual.widgets import ContentSwitcher, OptionList, Static
 from textual.widgets.option_list import Option
 
 from roofscope.errors import RoofscopeError
@@ -44,6 +44,7 @@ from roofscope.tui.panes.base import Pane
 from roofscope.tui.panes.registry import PANES
 from roofscope.tui.screens.modals import ExportScreen, HelpScreen
 from roofscope.tui.state import Change, ViewState
+from roofscope.tui.widgets.footer import KeysFooter
 from roofscope.tui.widgets.plain import PlainStatic
 
 # The footer shows the pane keys as one compact group ("12345678 panes") (? lists them), so that
@@ -121,7 +122,7 @@ class StartScreen(Screen[str]):
                 *[Option(Content(shown(_short_path(c))), id=c) for c in self.choices],
                 id="start-choices",
             )
-        yield Footer(compact=True)
+        yield KeysFooter(compact=True)
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
@@ -232,7 +233,7 @@ class RoofscopeApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield PlainStatic("loading…", id="loading")
-        yield Footer(compact=True)  # ? Help and q Quit in view at 80 columns
+        yield KeysFooter(compact=True)  # ? Help and q Quit in view at 80 columns
 
     def on_mount(self) -> None:
         self.set_interval(5.0, self._watchdog)
@@ -254,7 +255,7 @@ class RoofscopeApp(App[None]):
     def _mount(self, panes: list[type[Pane]], start: str) -> None:
         self.query_one("#loading").remove()
         switcher = ContentSwitcher(*(cls.create(self.state) for cls in panes), initial=panes[0].KEY)
-        self.mount(switcher, before=self.query_one(Footer))
+        self.mount(switcher, before=self.query_one(KeysFooter))
         self.call_after_refresh(self.action_show_pane, start)
 
     def _mount_without_report(self) -> None:
@@ -289,7 +290,7 @@ class RoofscopeApp(App[None]):
         self.paths = paths
         self._came_from_runs = from_runs
         self._told_changed = []
-        self.mount(PlainStatic("loading…", id="loading"), before=self.query_one(Footer))
+        self.mount(PlainStatic("loading…", id="loading"), before=self.query_one(KeysFooter))
         self._open(paths)
 
     def notify(
@@ -422,7 +423,10 @@ class RoofscopeApp(App[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Panes and export are left out of the footer (and passed on) on the start screen."""
         if action in ("show_pane", "export"):
-            return bool(self.query(ContentSwitcher))
+            # the switcher is a child of the screen: no walk of the whole DOM, which this did
+            # for each of the bindings every time the footer asked
+            screens = self.children
+            return bool(screens) and bool(screens[0].query_children(ContentSwitcher))
         return True
 
     def action_show_pane(self, key: str) -> None:

@@ -8,13 +8,13 @@ from typing import Any
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer
 
 from roofscope.monitor.source import GpuSource
 from roofscope.tui.help import help_text
 from roofscope.tui.panes.monitor import MonitorPane
 from roofscope.tui.screens.modals import HelpScreen
 from roofscope.tui.state import ViewState
+from roofscope.tui.widgets.footer import KeysFooter
 
 HELP_TAIL = """GPU util is the fraction of time any kernel ran (nvidia-smi's GPU-Util), not how
 busy the SMs were: on Hopper and later the GPM rows (SM active, tensor, DRAM bw, FP32/16/64) say
@@ -48,7 +48,7 @@ class MonitorApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield self.pane
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.pane.focus()
