@@ -211,6 +211,58 @@ def test_compile_happens_before_the_warm_up_and_never_in_the_profiled_steps(monk
     assert compiled >= 1 and all(n == compiled for _, n in said)
 
 
+def test_channels_last_step_trains_the_model_in_nhwc(monkeypatch):
+    """--channels-last: the real step puts the conv weights and the images in channels_last
+    before its warm-up, and they are still NHWC after the optimizer's steps."""
+    from roofscope.profiling import step
+
+    built = []
+    real_workload = step.workload
+
+    def keep(*args, **kwargs):
+        built.append(real_workload(*args, **kwargs))
+        return built[-1]
+
+    monkeypatch.setattr(step, "workload", keep)
+    monkeypatch.setattr(step, "_say", lambda key, value: None)
+    args = step.build_parser().parse_args(
+        [
+            "unet",
+            "--batch",
+            "1",
+            "--image-size",
+            "24",
+            "--device",
+            "cpu",
+            "--warmup",
+            "1",
+            "--channels-last",
+        ]
+    )
+    assert step.run(args) == 0
+    [work] = built
+    convs = [m.weight for m in work.model.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert convs and all(w.is_contiguous(memory_format=torch.channels_last) for w in convs)
+    assert not all(w.is_contiguous() for w in convs)  # really NHWC, not both by accident
+    assert work.inputs.is_contiguous(memory_format=torch.channels_last)
+    args = step.build_parser().parse_args(
+        ["unet", "--batch", "1", "--image-size", "24", "--device", "cpu", "--warmup", "1"]
+    )
+    built.clear()
+    assert step.run(args) == 0
+    assert all(m.weight.is_contiguous() for m in built[0].model.modules()
+               if isinstance(m, torch.nn.Conv2d))  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["bert", "mlp"])
+def test_channels_last_is_refused_for_models_without_convolutions(name, capsys):
+    from roofscope.profiling import step
+
+    assert step.main([name, "--device", "cpu", "--channels-last"]) == 2
+    err = capsys.readouterr().err
+    assert f"--channels-last does not apply to {name}" in err and len(err.splitlines()) == 1
+
+
 def test_step_program_prints_phase_markers_and_writes_the_analytic_model(tmp_path):
     out = tmp_path / "analytic.json"
     proc = subprocess.run(

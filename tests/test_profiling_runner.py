@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roofscope.cli import main
+from roofscope.errors import RoofscopeError
 from roofscope.profiling import command, runs
 from roofscope.profiling.command import RunSpec
 from roofscope.profiling.presets import PRESETS, QUICK_METRICS
@@ -99,6 +100,37 @@ def test_compile_adds_the_ncu_option_the_environment_and_the_name(tmp_path):
 
     setting = infer_setting(f"{spec.slug}_h100.ncu-raw.csv")
     assert (setting.batch, setting.precision) == (8, "bf16")
+
+
+def test_channels_last_adds_the_step_option_and_the_name(tmp_path):
+    """--channels-last: the count and the profiled step get the option, the folder and export
+    names `_cl`, run.json keeps it; no ncu option or environment of its own."""
+    spec = RunSpec("resnet18", batch=8, precision="bf16", channels_last=True)
+    argv = command.profile_argv(spec, "/opt/ncu", tmp_path, python="/usr/bin/python3")
+    step = argv.index("/usr/bin/python3")
+    assert "--channels-last" in argv[step:] and "--target-processes" not in argv
+    assert command.count_argv(spec)[-2:] == ["--channels-last", "--count-kernels"]
+    assert command.step_env(spec) == {}
+    assert spec.slug == "resnet18_bf16_b8_cl"
+    assert command.export_argv(spec, "ncu", tmp_path)[1].name == (
+        "resnet18_bf16_b8_cl_roofline.ncu-raw.csv"
+    )
+    assert RunSpec.from_dict(spec.to_dict()) == spec
+    both = RunSpec("resnet18", batch=8, precision="bf16", channels_last=True, compile=True)
+    assert both.slug == "resnet18_bf16_b8_cl_compile"
+    assert command.step_argv(both)[-2:] == ["--channels-last", "--compile"]
+    plain = RunSpec("resnet18", batch=8, precision="bf16")
+    assert plain.slug == "resnet18_bf16_b8" and "--channels-last" not in command.step_argv(plain)
+    from roofscope.analysis.scaling import infer_setting
+    from roofscope.output.profiling import settings_text
+
+    setting = infer_setting(f"{spec.slug}_h100.ncu-raw.csv")
+    assert (setting.batch, setting.precision) == (8, "bf16")
+    assert settings_text(spec.to_dict()).endswith("channels_last")
+    with pytest.raises(RoofscopeError, match="no convolutions"):
+        RunSpec("bert", channels_last=True)
+    with pytest.raises(RoofscopeError, match="channels_last must be true or false"):
+        RunSpec.from_dict({**spec.to_dict(), "channels_last": "yes"})
 
 
 def test_nsys_preset_records_the_profiler_range(tmp_path):
@@ -264,6 +296,27 @@ def test_runner_gives_compile_settings_to_the_count_and_the_profile(
     assert ("bf16 b8 compile" in table) == compiled
 
 
+def test_runner_gives_channels_last_to_the_count_and_the_profile(fake_ncu, tmp_path, cli):
+    """The count and the profiled step get --channels-last; the run folder, run.json and
+    `roofscope runs` say so."""
+    log = tmp_path / "calls.jsonl"
+    python = tmp_path / "python"
+    python.write_text(_RECORDING_PYTHON.format(python=sys.executable, log=str(log)))
+    python.chmod(0o755)
+    root = tmp_path / "runs"
+    spec = RunSpec("resnet18", batch=8, precision="bf16", channels_last=True)
+    run = Runner(spec, root=root, python=str(python)).start()
+    assert run.status == runs.DONE, run.error
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [("--channels-last" in argv) for argv, _ in calls] == [True, True]
+    assert run.name.endswith("-resnet18_bf16_b8_cl-roofline")
+    assert run.report == "resnet18_bf16_b8_cl_roofline.ncu-raw.csv"
+    assert json.loads((run.folder / "run.json").read_text())["spec"]["channels_last"] is True
+    [listed] = runs.list_runs(root)
+    assert listed.spec.channels_last is True
+    assert "bf16 b8 channels_last" in cli("runs", "--runs-dir", str(root)).stdout
+
+
 def test_permission_error_fails_the_run_with_the_fix(fake_ncu, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_NCU_FAIL", "permission")
     run = Runner(RunSpec("mlp", batch=2), root=tmp_path, count=False).start()
@@ -366,6 +419,24 @@ def test_dry_run_with_compile_shows_the_environment_and_the_ncu_option(tmp_path,
     assert "--target-processes application-only" in profile
     assert "bert_bf16_b8_compile-roofline" in profile and "--compile --analytic-out" in profile
     assert export.startswith(str(FAKE_NCU))  # the export runs no step
+    assert not list(tmp_path.iterdir())
+
+
+def test_dry_run_with_channels_last_shows_the_option_and_refuses_bert(tmp_path, cli):
+    out = cli("profile", "resnet18", "--precision", "bf16", "--batch", "8", "--channels-last",
+              "--dry-run", "--runs-dir", str(tmp_path),
+              env={"ROOFSCOPE_NCU": str(FAKE_NCU)})  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    notes = [ln for ln in out.stdout.splitlines() if ln.startswith("#")]
+    assert any("--channels-last" in n and "channels_last" in n for n in notes)
+    count, profile, export = [ln for ln in out.stdout.splitlines() if not ln.startswith("#")]
+    assert count.endswith("--channels-last --count-kernels")
+    assert "resnet18_bf16_b8_cl-roofline" in profile and "--channels-last --analytic-out" in profile
+    assert "--channels-last" not in export
+    refused = cli("profile", "bert", "--channels-last", "--dry-run", "--runs-dir",
+                  str(tmp_path))  # fmt: skip
+    assert refused.returncode == 2 and "no convolutions" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
     assert not list(tmp_path.iterdir())
 
 

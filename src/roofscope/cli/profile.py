@@ -79,6 +79,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "crashes the run",
     )
     p.add_argument(
+        "--channels-last",
+        action="store_true",
+        help="model and input images in torch.channels_last (NHWC), what the channels_last "
+        "advice suggests; only for models with convolutions",
+    )
+    p.add_argument(
         "--clock-control",
         choices=CLOCK_CONTROL,
         default=None,
@@ -174,6 +180,7 @@ def _spec(args: argparse.Namespace):
         launch_count=args.launch_count,
         kernel_regex=args.kernel_regex,
         compile=args.compile,
+        channels_last=args.channels_last,
     )
 
 
@@ -253,6 +260,11 @@ def _dry_run(spec: Any, root: Path | None, count: bool) -> int:
     lines = []
     if found is None:
         lines.append(f"# note: {tool} is not on PATH here (roofscope doctor says what is missing)")
+    if spec.channels_last:
+        lines.append(
+            "# --channels-last: the step converts the model and its input images to "
+            "torch.channels_last (NHWC) before its warm-up steps"
+        )
     if spec.compile:
         lines.append(
             "# --compile: the step compiles the model before its warm-up steps; "
@@ -318,8 +330,10 @@ def _run(spec: Any, root: Path | None, args: argparse.Namespace) -> int:
     from roofscope.profiling.runner import Runner, raise_if_failed
     from roofscope.profiling.summary import run_summary
 
-    compiled = " compile" if spec.compile else ""
-    line = _ProgressLine(f"{spec.model} {spec.precision} b{spec.batch}{compiled} [{spec.preset}]")
+    extras = "".join(
+        f" {word}" for word, on in (("cl", spec.channels_last), ("compile", spec.compile)) if on
+    )
+    line = _ProgressLine(f"{spec.model} {spec.precision} b{spec.batch}{extras} [{spec.preset}]")
     runner = Runner(spec, root=root, listener=line, count=not args.no_count)
     print(f"roofscope: run folder {runner.run.folder} (Ctrl+C cancels)", file=sys.stderr)
     _interrupt_on(signal.SIGTERM, signal.SIGHUP)  # a job scheduler's kill cancels ncu too

@@ -36,6 +36,8 @@ def settings_text(spec: dict[str, Any]) -> str:
         parts.append(f"seq {spec['seq_len']}")
     if spec.get("image_size"):
         parts.append(f"{spec['image_size']}px")
+    if spec.get("channels_last"):
+        parts.append("channels_last")
     if spec.get("compile"):
         parts.append("compile")
     return " ".join(parts)

@@ -25,6 +25,7 @@ class ModelInfo:
     seq_len: int = 128
     default_batch: int = 32
     note: str = ""
+    convs: bool = True  # has convolutions, so --channels-last changes its kernels
 
     def sample_shape(self, image_size: int | None = None, seq_len: int | None = None) -> tuple:
         """One sample's input shape with the user's size applied (images stay square-scaled)."""
@@ -67,13 +68,14 @@ MODELS: dict[str, ModelInfo] = {
         ModelInfo("vgg13", "VGG13", "VGG study", "image", note=_IMAGENET),
         ModelInfo("vgg19", "VGG19", "VGG study", "image", note=_IMAGENET),
         ModelInfo("mlp", "SimpleMLP 784-256-128-10", "A100 lab", "image", channels=1,
-                  height=28, width=28, default_batch=128, note="MNIST-sized, 10 classes"),
+                  height=28, width=28, default_batch=128, note="MNIST-sized, 10 classes",
+                  convs=False),
         ModelInfo("cnn", "SimpleCNN (two 5×5 convs)", "A100 lab", "image", channels=1,
                   height=28, width=28, default_batch=128, note="MNIST-sized, 10 classes"),
         ModelInfo("unet", "Downscaling U-Net (MAELSTROM)", "U-Net study",
                   "image", height=96, width=128, note="two 96×128×1 outputs, MSE loss"),
         ModelInfo("bert", "BERT-base encoder", "A100 lab", "tokens", default_batch=8,
-                  note="12×768, 2-class head; --seq-len sets the sequence length"),
+                  note="12×768, 2-class head; --seq-len sets the sequence length", convs=False),
     )
 }  # fmt: skip
 
@@ -86,6 +88,16 @@ def model_info(name: str) -> ModelInfo:
             f"unknown model {name!r}",
             hint=f"choose one of {', '.join(MODELS)} (roofscope profile --list)",
         ) from None
+
+
+def check_channels_last(name: str) -> None:
+    """``--channels-last`` changes only convolutions' layout: refused for a model without any."""
+    if not model_info(name).convs:
+        with_convs = ", ".join(m.name for m in MODELS.values() if m.convs)
+        raise RoofscopeError(
+            f"--channels-last does not apply to {name}: it has no convolutions",
+            hint=f"leave it out; models with convolutions: {with_convs}",
+        )
 
 
 def check_size(name: str, image_size: int | None, seq_len: int | None) -> None:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from roofscope.errors import RoofscopeError
-from roofscope.profiling.catalog import check_size, model_info
+from roofscope.profiling.catalog import check_channels_last, check_size, model_info
 from roofscope.profiling.presets import preset
 
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16")
@@ -61,6 +61,7 @@ class RunSpec:
     launch_count: int | None = None
     kernel_regex: str | None = None
     compile: bool = False  # torch.compile the model (Inductor); compiled in the warm-up
+    channels_last: bool = False  # model and images in torch.channels_last (NHWC) memory format
 
     def __post_init__(self) -> None:
         info = model_info(self.model)
@@ -82,8 +83,11 @@ class RunSpec:
         ):
             if value is not None and value < low:
                 raise RoofscopeError(f"{name} must be at least {low}, not {value}")
-        if not isinstance(self.compile, bool):  # a hand-edited run.json
-            raise RoofscopeError(f"compile must be true or false, not {self.compile!r}")
+        for name, flag in (("compile", self.compile), ("channels_last", self.channels_last)):
+            if not isinstance(flag, bool):  # a hand-edited run.json
+                raise RoofscopeError(f"{name} must be true or false, not {flag!r}")
+        if self.channels_last:
+            check_channels_last(self.model)
         if self.kernel_regex is not None:
             try:
                 re.compile(self.kernel_regex)
@@ -96,10 +100,11 @@ class RunSpec:
     @property
     def slug(self) -> str:
         """File-name settings that ``roofscope scaling`` reads back (``…_bf16_b64…``), then
-        ``_infer`` and ``_compile`` when they apply."""
+        ``_infer``, ``_cl`` (channels_last) and ``_compile`` when they apply."""
         mode = "" if self.mode == "train" else f"_{self.mode}"
+        layout = "_cl" if self.channels_last else ""
         compiled = "_compile" if self.compile else ""
-        return f"{self.model}_{self.precision}_b{self.batch}{mode}{compiled}"
+        return f"{self.model}_{self.precision}_b{self.batch}{mode}{layout}{compiled}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -166,6 +171,8 @@ def step_argv(spec: RunSpec, python: str | None = None) -> list[str]:
         argv += ["--image-size", str(spec.image_size)]
     if spec.seq_len is not None:
         argv += ["--seq-len", str(spec.seq_len)]
+    if spec.channels_last:
+        argv.append("--channels-last")
     if spec.compile:
         argv.append("--compile")
     return argv

@@ -7,7 +7,9 @@ phase markers around forward, backward and optimizer, and ``cudaProfilerStop``. 
 kernels it launches, which gives the runner its ETA. With ``--compile`` the model runs through
 ``torch.compile`` (Inductor), compiled by one extra step before the warm-up ones, so neither
 the count nor the profiled region sees compilation (run it with
-``TORCHINDUCTOR_COMPILE_THREADS=1`` under ncu; ``command.step_env`` sets it).
+``TORCHINDUCTOR_COMPILE_THREADS=1`` under ncu; ``command.step_env`` sets it). With
+``--channels-last`` the model's weights and its input images are in ``torch.channels_last``
+(NHWC) memory format before anything runs, so cuDNN's convolutions need no layout transforms.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import torch
 from roofscope.atomic import write_json
 from roofscope.errors import RoofscopeError
 from roofscope.profiling import markers
-from roofscope.profiling.catalog import MODELS
+from roofscope.profiling.catalog import MODELS, check_channels_last
 from roofscope.profiling.command import MODES, PRECISIONS
 from roofscope.profiling.zoo.registry import Workload, workload
 from roofscope.regex import search
@@ -128,11 +130,22 @@ def _count_kernels(stepper: Stepper, steps: int, device: torch.device, regex: st
     return sum(search(regex, names, ignore_case=False)) if regex else len(names)
 
 
+def to_channels_last(work: Workload) -> None:
+    """The model's 4-D weights and the input images in NHWC memory format (the targets and
+    1-D parameters are left as they are); ``check_channels_last`` refused models without
+    convolutions before this runs."""
+    work.model.to(memory_format=torch.channels_last)
+    if work.inputs.dim() == 4:
+        work.inputs = work.inputs.contiguous(memory_format=torch.channels_last)
+
+
 def run(args: argparse.Namespace) -> int:
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     set_precision(args.precision)
     torch.manual_seed(0)
     work = workload(args.model, args.batch, device, args.image_size, args.seq_len)
+    if args.channels_last:
+        to_channels_last(work)
     stepper = Stepper(work, args.precision, args.mode, args.optimizer, device, args.compile)
     quiet = Phases(device, announce=False)
     timings = []
@@ -184,6 +197,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--compile", action="store_true", help="torch.compile the model, before the warm-up"
     )
+    p.add_argument(
+        "--channels-last",
+        action="store_true",
+        help="model and input images in torch.channels_last memory format",
+    )
     p.add_argument("--device", default=None, help="cuda (default when present) or cpu")
     p.add_argument("--count-kernels", action="store_true")
     p.add_argument("--kernel-regex", default=None, help="with --count-kernels: count only these")
@@ -195,6 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.batch = args.batch or MODELS[args.model].default_batch
     try:
+        if args.channels_last:
+            check_channels_last(args.model)
         if args.analytic_out:
             from roofscope.profiling.analytic import analytic
 
