@@ -261,9 +261,15 @@ async def palette(app: RoofscopeApp, pilot, text: str) -> None:
 
 
 async def test_command_palette_jumps_to_a_group(in_tmp_cwd):
+    """Before typing the palette lists the panes first; typed, it jumps to a group or pane."""
+    from roofscope.tui.app import RoofscopeCommands
+
     app = RoofscopeApp([RESNET])
     async with app.run_test(size=(120, 40)) as pilot:
         await opened(app, pilot)
+        provider = RoofscopeCommands(app.screen)
+        found = [str(hit.display) async for hit in provider.discover()]
+        assert found[:2] == ["Pane: Kernels", "Pane: Roofline"] and len(found) == 9
         await palette(app, pilot, "Group: GEMM")
         assert app.state.group == "GEMM"
         await palette(app, pilot, "Pane: Roofline")
@@ -301,17 +307,6 @@ async def test_first_hour_keys_at_80x24(in_tmp_cwd):
         await pilot.press("full_stop")
         await pilot.pause(0.1)
         assert any("only one report" in str(n.message) for n in app._notifications)
-
-
-async def test_palette_lists_the_panes_before_typing(in_tmp_cwd):
-    from roofscope.tui.app import RoofscopeCommands
-
-    app = RoofscopeApp([RESNET])
-    async with app.run_test(size=(120, 40)) as pilot:
-        await opened(app, pilot)
-        provider = RoofscopeCommands(app.screen)
-        found = [str(hit.display) async for hit in provider.discover()]
-        assert found[:2] == ["Pane: Kernels", "Pane: Roofline"] and len(found) == 9
 
 
 async def test_sorting_and_filtering_launches_leaves_one_temp_table(in_tmp_cwd):
@@ -361,18 +356,6 @@ async def test_efficiency_sections_and_speedup_at_80x24(in_tmp_cwd):
         ranking = next(i for i, line in enumerate(lines) if "Groups by headroom" in line)
         assert ranking > bins + 10  # below the ten bins, not beside them
         assert "≥" not in text and "≤" not in text  # the raw page's utilisations are complete
-
-
-async def test_efficiency_sections_side_by_side_when_wide(in_tmp_cwd):
-    app = RoofscopeApp([RESNET])
-    async with app.run_test(size=(200, 60)) as pilot:
-        await opened(app, pilot)
-        await pilot.press("3")
-        await settle(app, pilot, 5)
-        await pilot.pause(0.2)
-        text = screen_text(app)
-        line = next(x for x in text.splitlines() if "Run time by efficiency" in x)
-        assert "Groups by headroom" in line
 
 
 async def test_detail_pane_keys_and_escape_after_a_search(in_tmp_cwd):
@@ -428,7 +411,8 @@ async def test_detail_metric_names_keep_their_distinguishing_end(in_tmp_cwd):
 @pytest.mark.parametrize("path", [DETAILS, RESNET], ids=["details", "raw"])
 async def test_lower_bounds_are_marked_in_the_tui(path, in_tmp_cwd):
     """The details page (no tensor/FP32 utilisation): ≥ on eff, ≤ on speedups, the reason;
-    the raw page of the same run: neither."""
+    the raw page of the same run: neither; on both, at 200 columns, Efficiency's two
+    sections stand side by side."""
     partial = path == DETAILS
     app = RoofscopeApp([path])
     async with app.run_test(size=(200, 60)) as pilot:
@@ -438,6 +422,9 @@ async def test_lower_bounds_are_marked_in_the_tui(path, in_tmp_cwd):
         await settle(app, pilot, 5)
         await pilot.pause(0.2)
         efficiency = screen_text(app)
+        # 200 columns: Efficiency's two sections side by side
+        line = next(x for x in efficiency.splitlines() if "Run time by efficiency" in x)
+        assert "Groups by headroom" in line
         await pilot.press("1", "enter", "enter")  # a launch's metrics
         await settle(app, pilot)
         detail = app.query_one("#metrics", DataTable)
