@@ -261,6 +261,17 @@ def _raw_prefix(n: int) -> str:
     return "".join(RAW.read_text("utf-8").splitlines(keepends=True)[: n + 2])
 
 
+_PREFIX_DOCS: dict[int, dict] = {}  # n → the report of _raw_prefix(n), read once per run
+
+
+def _prefix_doc(n: int, run, tmp_path: Path) -> dict:
+    """The report of the first ``n`` launches of the mobilenet raw sample: the numbers the
+    corpus files cut from it must give (several tests compare with the same prefix)."""
+    if n not in _PREFIX_DOCS:
+        _PREFIX_DOCS[n] = _doc(_write(tmp_path, f"first{n}.csv", _raw_prefix(n)), run)
+    return _PREFIX_DOCS[n]
+
+
 def _same_numbers(got: dict, want: dict, launches: int | None = None) -> None:
     assert got["launches"] == (want["launches"] if launches is None else launches)
     assert got["time_s"] == pytest.approx(want["time_s"], rel=1e-9)
@@ -298,7 +309,7 @@ def _write(tmp: Path, name: str, data: str | bytes) -> Path:
 )
 def test_loads_equal_the_original_sample(name, launches, run, tmp_path):
     got = _doc(CORPUS / name, run)
-    want = _doc(_write(tmp_path, "want.csv", _raw_prefix(launches)), run)
+    want = _prefix_doc(launches, run, tmp_path)
     _same_numbers(got, want)
 
 
@@ -320,7 +331,7 @@ def test_truncated_files_keep_every_complete_row(run, tmp_path):
 
 def test_appended_exports_count_both(run, tmp_path):
     got = _doc(CORPUS / "duplicated_header.ncu-raw.csv", run)
-    want = _doc(_write(tmp_path, "six.csv", _raw_prefix(6)), run)
+    want = _prefix_doc(6, run, tmp_path)
     assert got["launches"] == 12
     assert got["time_s"] == pytest.approx(2 * want["time_s"])
     assert got["bytes"]["dram"] == pytest.approx(2 * want["bytes"]["dram"])
@@ -329,12 +340,12 @@ def test_appended_exports_count_both(run, tmp_path):
 def test_bad_durations_are_left_out_not_summed(run, tmp_path):
     # ncu: launches 1-5 have -1, nan, inf, -inf and 1e999 ns; only launch 0 has a time
     got = _doc(CORPUS / "negative_nan_inf.ncu-raw.csv", run)
-    first = _doc(_write(tmp_path, "one.csv", _raw_prefix(1)), run)
+    first = _prefix_doc(1, run, tmp_path)
     assert got["launches"] == 6
     assert got["time_s"] == pytest.approx(first["time_s"])
     # a failed launch (nan values) after an ==ERROR== line counts, without a time
     got = _doc(CORPUS / "error_line.ncu-raw.csv", run)
-    three = _doc(_write(tmp_path, "three.csv", _raw_prefix(3)), run)
+    three = _prefix_doc(3, run, tmp_path)
     assert got["launches"] == 4
     assert got["time_s"] == pytest.approx(three["time_s"])
     # nsys: kernels of 250 µs, 10 µs and 250 µs; the first ends before it starts, the
