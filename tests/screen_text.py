@@ -15,8 +15,8 @@ from textual.app import App
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 
-def screen_text(app: App) -> str:
-    """The screen as text, built the way ``App.export_screenshot`` builds its SVG."""
+def _recorded(app: App) -> Console:
+    """A console that printed the screen, built the way ``App.export_screenshot`` builds it."""
     width, height = app.size
     console = Console(
         width=width,
@@ -29,7 +29,12 @@ def screen_text(app: App) -> str:
         safe_box=False,
     )
     console.print(app.screen._compositor.render_update(full=True))
-    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
+    return console
+
+
+def screen_text(app: App) -> str:
+    """The screen as text (what a user sees, without colours)."""
+    return "\n".join(line.rstrip() for line in _recorded(app).export_text().splitlines())
 
 
 def _luminance(rgb: tuple[int, int, int]) -> float:
@@ -49,17 +54,7 @@ def contrast(a: tuple[int, int, int], b: tuple[int, int, int]) -> float:
 
 def screen_cells(app: App) -> dict[tuple[int, int], tuple[str, Style]]:
     """Every cell of the screen as drawn: (x, y) -> (character, style)."""
-    console = Console(
-        width=app.size.width,
-        height=app.size.height,
-        file=io.StringIO(),
-        force_terminal=True,
-        color_system="truecolor",
-        record=True,
-        legacy_windows=False,
-        safe_box=False,
-    )
-    console.print(app.screen._compositor.render_update(full=True))
+    console = _recorded(app)
     cells: dict[tuple[int, int], tuple[str, Style]] = {}
     x = y = 0
     for segment in console._record_buffer:
