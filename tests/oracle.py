@@ -14,6 +14,7 @@ being guessed; files that are not a kernel export it knows raise :class:`NotAnEx
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
@@ -368,9 +369,10 @@ def _launch_quantities(
 _TENSOR = re.compile(r"^sm__ops_path_tensor_src_[a-z0-9]+(_dst_[a-z0-9]+)?(_sparsity_(on|off))?$")
 
 
-def _tensor(launch: _Launch, present: set[str], resolve) -> float | None:
-    """Σ of the aggregate sm__ops_path_tensor_src_* counters (never the _op_ splits; a family
-    exported only as _sparsity_on/_off adds its two halves); 512 × pipe_tensor only on CC 7.0."""
+@functools.lru_cache(maxsize=16)
+def _tensor_stems(present: frozenset[str]) -> list[str]:
+    """The aggregate sm__ops_path_tensor_src_* counters among ``present`` (the same for every
+    launch of a file: worked out once, not once per launch)."""
     stems = set()
     for name in present:
         stem = re.sub(r"\.sum(\.per_second|\.per_cycle_elapsed)?$", "", name)
@@ -382,6 +384,13 @@ def _tensor(launch: _Launch, present: set[str], resolve) -> float | None:
         if family != stem and family in stems:
             continue  # the family's aggregate is there: its halves would double count
         chosen.append(stem)
+    return chosen
+
+
+def _tensor(launch: _Launch, present: set[str], resolve) -> float | None:
+    """Σ of the aggregate sm__ops_path_tensor_src_* counters (never the _op_ splits; a family
+    exported only as _sparsity_on/_off adds its two halves); 512 × pipe_tensor only on CC 7.0."""
+    chosen = _tensor_stems(frozenset(present))
     if chosen:
         return resolve([[(1, s)] for s in chosen])
     if launch.cc == "7.0" and "sm__inst_executed_pipe_tensor.sum" in present:
