@@ -183,6 +183,18 @@ def test_progress_reads_a_compiled_run_log():
     assert p.facts["compile_s"] == "3.48" and p.report.endswith("report.ncu-rep")
 
 
+def test_progress_reads_a_launch_count_log():
+    """Under --launch-count ncu numbers each kernel ``- 4 (5/40):``; the H100 run of ResNet-18
+    with --launch-count 40 was failed as "ncu profiled no kernels" before the parser knew it."""
+    p = Progress(expected=40)
+    log = DATA / "device" / "resnet18_bf16_b8_launch_count_40_h100.ncu-stdout.log"
+    for line in log.read_text().splitlines():
+        p.feed(line)
+    assert p.done == 40 and p.passes == 17 and p.fraction == 1.0 and not p.errors
+    assert p.phase_ranges() == [("forward", 0, 39)]
+    assert p.current == "batch_norm_collect_statistics..."
+
+
 def test_progress_follows_unfinished_lines_and_phases():
     p = Progress(expected=4)
     p.feed("==ROOFSCOPE== phase forward")

@@ -1,7 +1,7 @@
 """Progress of a profiling run, read from ncu's ``==PROF==`` lines and the step's markers.
 
-ncu prints ``==PROF== Profiling "NAME" - 12: 0%....50%....100% - 17 passes`` per kernel, the
-dots as the replay passes go (so a line is often incomplete when read); ``==ERROR==`` and
+ncu prints ``==PROF== Profiling "NAME" - 12: 0%....50%....100% - 17 passes`` per kernel
+(``- 12 (13/40):`` under ``--launch-count 40``), the dots as the replay passes go (so a line is often incomplete when read); ``==ERROR==`` and
 ``==WARNING==`` lines say what went wrong. The ETA needs the number of kernels the step
 launches, which ``--count-kernels`` measures beforehand (or ``--launch-count`` caps).
 """
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from roofscope.profiling import markers
 
 _PROFILING = re.compile(
-    r'^==PROF== Profiling "(?P<name>.*)" - (?P<index>\d+): (?P<bar>[0-9%.]*)'
+    r'^==PROF== Profiling "(?P<name>.*)" - (?P<index>\d+)(?: \(\d+/\d+\))?: '
+    r"(?P<bar>[0-9%.]*)"
     r"(?: - (?P<passes>\d+) pass(?:es)?)?"
 )
 _REPORT = re.compile(r"^==PROF== Report: (?P<path>.+)$")

@@ -71,6 +71,33 @@ class Phases:
                 torch.cuda.nvtx.range_pop()
 
 
+def layer_ranges(model: torch.nn.Module) -> list[torch.utils.hooks.RemovableHandle]:
+    """An NVTX range per call of each leaf module with parameters, named by its path
+    (``layer1.0.conv1``, the names ``analytic.json`` gives its layers), so ``ncu --nvtx`` tells
+    which layer launched each forward kernel: the measured FLOPs of a layer beside its analytic
+    count (the ``model_flops`` advice)."""
+    handles = []
+    for path, module in model.named_modules():
+        if not path or any(True for _ in module.children()):
+            continue
+        if not any(True for _ in module.parameters(recurse=False)):
+            continue
+        handles.append(module.register_forward_pre_hook(_push(path)))
+        handles.append(module.register_forward_hook(_pop))
+    return handles
+
+
+def _push(path: str):
+    def hook(_module, _inputs):
+        torch.cuda.nvtx.range_push(path)
+
+    return hook
+
+
+def _pop(_module, _inputs, _output):
+    torch.cuda.nvtx.range_pop()
+
+
 class Stepper:
     def __init__(
         self,
@@ -171,6 +198,8 @@ def run(args: argparse.Namespace) -> int:
         _say("kernels", _count_kernels(stepper, args.steps, device, args.kernel_regex))
         return 0
     _sync(device)
+    # per-layer ranges in the profiled steps only; Dynamo would trace the hooks of a compiled model
+    layers = layer_ranges(work.model) if device.type == "cuda" and not args.compile else []
     if device.type == "cuda":
         torch.cuda.profiler.start()
     for i in range(args.steps):
@@ -179,6 +208,8 @@ def run(args: argparse.Namespace) -> int:
     _sync(device)
     if device.type == "cuda":
         torch.cuda.profiler.stop()
+    for handle in layers:
+        handle.remove()
     _say("done", args.model)
     return 0
 
