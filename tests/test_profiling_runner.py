@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import roofscope
 from roofscope.cli import main
 from roofscope.errors import RoofscopeError
 from roofscope.profiling import command, runs
@@ -241,6 +242,36 @@ def test_runner_counts_profiles_exports_and_records_the_run(fake_ncu, tmp_path):
     assert again.to_dict() == run.to_dict()
     assert again.analytic()["model"] == "mlp"
     _phases_add_up(run)
+
+
+@pytest.mark.parametrize("details", ["sample", "fail"])
+def test_full_preset_also_exports_the_details_page_with_ncu_rules(
+    fake_ncu, tmp_path, monkeypatch, details
+):
+    """--preset full: the raw page is the report, ncu's details page (its rule rows) is written
+    beside it for `advise`; a details export that fails leaves the run done, and says so."""
+    if details == "fail":
+        monkeypatch.setenv("FAKE_NCU_DETAILS", "fail")
+    spec = RunSpec("mlp", batch=4, warmup=1, preset="full")
+    run = Runner(spec, root=tmp_path, python=str(FAKE_PYTHON), tick=0, count=False).start()
+    assert run.status == runs.DONE, run.error
+    assert run.report == "mlp_fp32_b4_full.ncu-raw.csv"
+    if details == "fail":
+        assert run.details is None and "not exported" in run.facts["details"]
+        assert not list(run.folder.glob("*.ncu-details.csv*"))
+        return
+    assert run.details == "mlp_fp32_b4_full.ncu-details.csv"
+    assert runs.Run.load(run.folder).details == run.details
+    from roofscope.output.profiling import render_phases
+    from roofscope.profiling.summary import run_summary
+
+    assert run_summary(run)["details"] == str(run.folder / run.details)
+    assert f"roofscope advise {run.folder / run.details}" in render_phases(run_summary(run), "md")
+    session = roofscope.load(str(run.folder / run.details))
+    try:
+        assert {a.source for a in session.reports[0].advice()} >= {"ncu"}
+    finally:
+        session.close()
 
 
 def _phases_add_up(run: runs.Run) -> None:

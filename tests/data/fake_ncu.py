@@ -4,7 +4,8 @@ a real H100 run (tests/data/ncu_stdout_resnet18_h100.log) spread over the step's
 the progress dots written in pieces as ncu does, and ``--import`` prints a real exported CSV.
 
 Knobs (environment): FAKE_NCU_FAIL=permission|crash, FAKE_NCU_DELAY (seconds per kernel),
-FAKE_NCU_CSV (the CSV ``--import`` prints).
+FAKE_NCU_CSV (the CSV ``--import --page raw`` prints), FAKE_NCU_DETAILS (``--page details``;
+"fail" exits 1).
 """
 
 import os
@@ -16,11 +17,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LOG = HERE / "ncu_stdout_resnet18_h100.log"
-CSV = Path(
-    os.environ.get(
-        "FAKE_NCU_CSV", HERE.parents[1] / "sample_reports" / "resnet18_fp32_h100.ncu-raw.csv"
-    )
-)
+SAMPLES = HERE.parents[1] / "sample_reports"
+CSV = Path(os.environ.get("FAKE_NCU_CSV", SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"))
+DETAILS = os.environ.get("FAKE_NCU_DETAILS", str(SAMPLES / "resnet18_fp32_h100.ncu-details.csv"))
 
 
 def out(text: str, end: str = "\n") -> None:
@@ -34,6 +33,12 @@ def main(argv: list[str]) -> int:
         out("Version 2025.3.1.0 (build 36398880) (public-release)")
         return 0
     if "--import" in argv:
+        if argv[argv.index("--page") + 1] == "details":
+            if DETAILS == "fail":
+                sys.stderr.write("==ERROR== could not export the details page\n")
+                return 1
+            sys.stdout.write(Path(DETAILS).read_text())
+            return 0
         sys.stdout.write(CSV.read_text())
         return 0
     report = Path(argv[argv.index("--export") + 1] + ".ncu-rep")

@@ -195,6 +195,8 @@ def render_phases(doc: dict[str, Any], fmt: str, console: Console | None = None)
         if doc.get("report")
         else f"{doc['run']} · {doc['status']}"
     )
+    if doc.get("details"):
+        title += f" · ncu's rules: roofscope advise {doc['details']}"
     return _simple(doc, "phases", PHASE_COLUMNS, {"phase"}, fmt, console, title)
 
 

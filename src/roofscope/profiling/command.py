@@ -242,6 +242,13 @@ def export_argv(spec: RunSpec, tool: str, run_dir: Path) -> tuple[list[str], Pat
     ], target
 
 
+def details_argv(spec: RunSpec, tool: str, run_dir: Path) -> tuple[list[str], Path]:
+    """(command, file): ncu's details page of the report, whose rule rows `advise` reads."""
+    target = run_dir / f"{spec.slug}_{spec.preset}.ncu-details.csv"
+    report = str(run_dir / f"{REPORT}.ncu-rep")
+    return [tool, "--import", report, "--csv", "--page", "details", "--print-units", "base"], target
+
+
 def count_argv(spec: RunSpec, python: str | None = None) -> list[str]:
     """The step under torch.profiler, without ncu: how many kernels the ETA waits for."""
     argv = [*step_argv(spec, python), "--count-kernels"]

@@ -3,7 +3,8 @@
 ``quick`` is the classic count-metric set of the studies (time, FLOP instruction counts per
 precision, bytes per level, tensor ops, the three utilisations of the efficiency histogram): few
 replay passes. ``roofline`` is ncu's hierarchical roofline sections plus those utilisations.
-``full`` is ``--set full``. ``nsys`` records a timeline of the profiled range.
+``full`` is ``--set full``, exported twice: the raw page (every counter) and the details page
+(ncu's rule results). ``nsys`` records a timeline of the profiled range.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ class Preset:
     tool: str  # "ncu" or "nsys"
     args: tuple[str, ...]
     summary: str
+    # also export ncu's details page: its rule results (with estimated speedups) are what
+    # `roofscope advise` rolls up; the raw page has every counter but no rule rows
+    details: bool = False
 
 
 def _metrics(*names: str) -> tuple[str, ...]:
@@ -63,7 +67,9 @@ PRESETS: dict[str, Preset] = {
                (*(a for s in ROOFLINE_SECTIONS for a in ("--section", s)),
                 *_metrics(*UTILISATIONS, mn.DEVICE_NAME)),
                "hierarchical roofline sections + efficiency utilisations"),
-        Preset("full", "ncu", ("--set", "full"), "every section ncu has (slowest)"),
+        Preset("full", "ncu", ("--set", "full"),
+               "every section ncu has (slowest); its rule results in a details export",
+               details=True),
         Preset("nsys", "nsys", ("--trace", "cuda,nvtx", "--capture-range", "cudaProfilerApi",
                                 "--capture-range-end", "stop"),
                "timeline of the profiled step (needs an nsys that can record)"),

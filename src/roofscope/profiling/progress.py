@@ -1,9 +1,10 @@
 """Progress of a profiling run, read from ncu's ``==PROF==`` lines and the step's markers.
 
 ncu prints ``==PROF== Profiling "NAME" - 12: 0%....50%....100% - 17 passes`` per kernel
-(``- 12 (13/40):`` under ``--launch-count 40``), the dots as the replay passes go (so a line is often incomplete when read); ``==ERROR==`` and
-``==WARNING==`` lines say what went wrong. The ETA needs the number of kernels the step
-launches, which ``--count-kernels`` measures beforehand (or ``--launch-count`` caps).
+(``- 12 (13/40):`` under ``--launch-count 40``), the dots as the replay passes go (so a line is
+often incomplete when read); ``==ERROR==`` and ``==WARNING==`` lines say what went wrong. The
+ETA needs the number of kernels the step launches, which ``--count-kernels`` measures
+beforehand (or ``--launch-count`` caps).
 """
 
 from __future__ import annotations

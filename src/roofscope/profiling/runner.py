@@ -189,15 +189,7 @@ class Runner:
         if preset(self.spec.preset).tool == "nsys":
             code = self._spawn(argv, self.run.folder / "export.log", lambda line, done: None)
         else:
-            tmp = target.with_name(target.name + ".tmp")
-            with open(tmp, "wb") as out, open(self.run.folder / "export.log", "wb") as err:
-                code = subprocess.run(
-                    argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL
-                ).returncode
-            if code == 0 and tmp.stat().st_size > 0:
-                os.replace(tmp, target)
-            else:
-                tmp.unlink(missing_ok=True)
+            code = self._write(argv, target, "export.log")
         self.run.timings["export_s"] = round(time.monotonic() - started, 3)
         if code != 0 or not target.exists():
             self._fail(
@@ -205,6 +197,23 @@ class Runner:
             )
             return
         self.run.report = target.name
+        if preset(self.spec.preset).details:
+            argv, target = command.details_argv(self.spec, self.tool, self.run.folder)
+            if self._write(argv, target, "details.log") == 0 and target.exists():
+                self.run.details = target.name
+            else:  # the raw report is whole: the run stands without ncu's rules
+                self.run.facts["details"] = f"not exported (see {self.run.folder / 'details.log'})"
+
+    def _write(self, argv: list[str], target: Path, log: str) -> int:
+        """Run an ``ncu --import`` export into ``target`` atomically; its exit code."""
+        tmp = target.with_name(target.name + ".tmp")
+        with open(tmp, "wb") as out, open(self.run.folder / log, "wb") as err:
+            code = subprocess.run(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL).returncode
+        if code == 0 and tmp.stat().st_size > 0:
+            os.replace(tmp, target)
+        else:
+            tmp.unlink(missing_ok=True)
+        return code
 
     def _fail(self, message: str) -> None:
         self.run.status = runs.FAILED

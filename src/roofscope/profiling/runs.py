@@ -46,6 +46,7 @@ class Run:
     exit_code: int | None = None
     error: str | None = None
     report: str | None = None
+    details: str | None = None  # ncu's details page beside the report (presets with rules)
     phases: list[list] = field(default_factory=list)
     facts: dict[str, str] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
@@ -87,6 +88,7 @@ class Run:
             "exit_code": self.exit_code,
             "error": self.error,
             "report": self.report,
+            "details": self.details,
             "phases": self.phases,
             "facts": self.facts,
             "timings": self.timings,
@@ -115,6 +117,7 @@ class Run:
             "exit_code",
             "error",
             "report",
+            "details",
             "phases",
             "facts",
             "timings",

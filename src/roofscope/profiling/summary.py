@@ -29,6 +29,8 @@ def run_summary(run: Run) -> dict[str, Any]:
         "run": run.name,
         "status": run.status,
         "report": str(run.report_path) if run.report_path else None,
+        # ncu's details page (its rule results) beside the report: `roofscope advise` it
+        "details": str(run.folder / run.details) if run.details else None,
         "spec": run.spec.to_dict(),
         "timings": run.timings,
         "facts": run.facts,
