@@ -7,8 +7,9 @@
 #   bash tools/device/profile_applied.sh "bert bf16 8"
 # Runs in order, each with what is left of $BUDGET seconds (default 520), so the first ones are
 # the ones that must come back. Needs the .whl folder carried (see setup.sh). Run from the
-# repository root. Writes versions.txt, then per run (3 files, so two runs fit a call's 8) its
-# ncu log, run.json and the gzipped export, named after the run's slug.
+# repository root. Writes versions.txt, then per run its ncu log, run.json, analytic.json and the
+# gzipped export(s) (raw; details too for --preset full), named after the run's slug
+# (tools/device/dev1.sh tars them: a call brings back 8 files at most).
 . tools/device/setup.sh
 export ROOFSCOPE_RUNS_DIR=/tmp/runs ROOFSCOPE_CEILINGS_DIR=/tmp/ceilings
 {
@@ -35,6 +36,9 @@ for spec in "$@"; do
 print(RunSpec.from_dict(json.load(open(sys.argv[1]))["spec"]).slug)' "$run/run.json")_h100"
   cp "$run/ncu.log" "$OUT/$name.ncu-stdout.log"
   cp "$run/run.json" "$OUT/$name.run.json"
+  [ -f "$run/analytic.json" ] && cp "$run/analytic.json" "$OUT/$name.analytic.json"
+  details=$(ls "$run"/*.ncu-details.csv 2>/dev/null | head -1)
+  [ -n "$details" ] && gzip -9 -c "$details" > "$OUT/$name.ncu-details.csv.gz"
   csv=$(ls "$run"/*.ncu-raw.csv 2>/dev/null | head -1)
   if [ -n "$csv" ]; then
     gzip -9 -c "$csv" > "$OUT/$name.ncu-raw.csv.gz"
