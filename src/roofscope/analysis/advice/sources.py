@@ -5,5 +5,10 @@ function ``(Context) -> list[Advice]`` and one entry here."""
 from __future__ import annotations
 
 from roofscope.analysis.advice import Producer, evidence, ncu_rules
+from roofscope.analysis.advice.grid import advise as launch_grid
 
-PRODUCERS: tuple[Producer, ...] = (ncu_rules.advise, evidence.advise)
+PRODUCERS: tuple[Producer, ...] = (
+    ncu_rules.advise,
+    evidence.advise,
+    launch_grid,
+)
