@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from roofscope.analysis.advice import Producer, evidence, ncu_rules
 from roofscope.analysis.advice.grid import advise as launch_grid
+from roofscope.analysis.advice.recording import advise as input_pipeline
 
 PRODUCERS: tuple[Producer, ...] = (
     ncu_rules.advise,
     evidence.advise,
     launch_grid,
+    input_pipeline,
 )
