@@ -179,11 +179,11 @@ def _case_line(
     )
     spent = sum(c.time_s for c, _ in mine)
     launches = sum(c.launches for c, _ in mine)
-    shown = ", ".join(
+    shown = "; ".join(
         _grid_text(c)
         + (f" = {blocks:,} blocks" if (blocks := grid_blocks(c.grid)) is not None else "")
         + (f", {c.waves:g} waves" if c.waves is not None else "")
-        + f" ×{c.launches:,} {time(c.time_s)}"
+        + f": {c.launches:,} launch(es), {time(c.time_s)}"
         for c, _ in mine[:EXAMPLES]
     )
     more = f" and {len(mine) - EXAMPLES} more grid(s)" if len(mine) > EXAMPLES else ""
@@ -196,7 +196,7 @@ def _case_line(
         )
     return (
         f"{launches:,} tensor-core launch(es) with {what}: {time(spent)}, "
-        f"{100.0 * spent / step_s:.1f}% of the step; {shown}{more}"
+        f"{100.0 * spent / step_s:.1f}% of the step. {shown}{more}"
     )
 
 
