@@ -26,7 +26,7 @@ ID_NEW = (
 )
 
 
-def _id_values(i: int, kernel: str, cc: str) -> list[str]:
+def _id_values(i: int, kernel: str, cc: str, grid: str = "(1024, 1, 1)") -> list[str]:
     return [
         str(i),
         "1337",
@@ -36,7 +36,7 @@ def _id_values(i: int, kernel: str, cc: str) -> list[str]:
         "1",
         "7",
         "(256, 1, 1)",
-        "(1024, 1, 1)",
+        grid,
         "0",
         cc,
     ]
@@ -48,15 +48,18 @@ def raw_page(
     cc: str = "9.0",
     preamble: str = "",
     trailer: str = "",
+    grids: Sequence[str] = (),
 ) -> str:
-    """A raw page: header, units row, one row per (kernel, {metric: value})."""
+    """A raw page: header, units row, one row per (kernel, {metric: value}); ``grids`` gives
+    launch i its Grid Size (``(1024, 1, 1)`` beyond them)."""
     metrics = sorted({m for _, values in launches for m in values})
     buf = io.StringIO()
     w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
     w.writerow([*ID_NEW, *metrics])
     w.writerow([""] * len(ID_NEW) + [units.get(m, "") for m in metrics])
     for i, (kernel, values) in enumerate(launches):
-        w.writerow(_id_values(i, kernel, cc) + [values.get(m, "") for m in metrics])
+        grid = grids[i] if i < len(grids) else "(1024, 1, 1)"
+        w.writerow(_id_values(i, kernel, cc, grid) + [values.get(m, "") for m in metrics])
     return preamble + buf.getvalue() + trailer
 
 

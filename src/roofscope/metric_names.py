@@ -158,6 +158,8 @@ COLLECT = {
 UNIT_PREFIXES = {"dram": ("dram__", "fbpa__"), "l2": ("lts__",), "l1": ("l1tex__",)}
 
 SM_COUNT = ("device__attribute_multiprocessor_count", "launch__sm_count")
+# ncu's LaunchStats: blocks ÷ (SMs × blocks one SM holds at once); the launch_grid advice reads it
+WAVES_PER_SM = "launch__waves_per_multiprocessor"
 CC_MAJOR = "device__attribute_compute_capability_major"
 CC_MINOR = "device__attribute_compute_capability_minor"
 DEVICE_NAME = "device__attribute_display_name"
@@ -178,6 +180,7 @@ _EXACT = {
     "launch__grid_size",
     "launch__block_size",
     "launch__registers_per_thread",
+    WAVES_PER_SM,
     *UTIL_TENSOR,
     *UTIL_FP32,
     *UTIL_DRAM,

@@ -18,7 +18,7 @@ from roofscope.sqlutil import quote_ident
 from roofscope.telemetry.recording import SCHEMA as RECORDING
 
 # In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 Columns = tuple[tuple[str, str], ...]
 

@@ -31,12 +31,9 @@ from roofscope.telemetry.sample import Reading
 
 LOW_UTIL = 0.30
 
-_SQL = """
+_INTERVALS = """
 WITH s AS (
-    SELECT report_id, host, gpu, name, ts, util_gpu, util_mem, mem_used, mem_total, temp_c,
-        power_w, tensor_active, sm_active, est_flops, est_dram_bps,
-        ts - lag(ts) OVER w AS dt,
-        energy_j - lag(energy_j) OVER w AS de
+    SELECT *, ts - lag(ts) OVER w AS dt, energy_j - lag(energy_j) OVER w AS de
     FROM gpu_samples {where}
     WINDOW w AS (PARTITION BY report_id, host, gpu ORDER BY seq)
 ), steps AS (
@@ -45,6 +42,20 @@ WITH s AS (
     SELECT s.*, step, coalesce(dt > 0 AND dt <= 3 * step, FALSE) AS counted
     FROM s JOIN steps USING (report_id, host, gpu)
 )
+"""
+
+
+def intervals_sql(report_id: int | None = None) -> str:
+    """``WITH … k``: every column of ``gpu_samples`` (one report's, or all) with ``dt``, the
+    seconds since the GPU's previous sample in the order written (``seq``), ``de`` the energy
+    counter's increase over it, ``step`` the GPU's median interval and ``counted`` (0 < dt ≤
+    3 × step: the interval counts for time and energy). A query over it reads ``FROM k``; the
+    summary below and the recording advice (analysis/advice/recording.py) share it."""
+    where = "" if report_id is None else f"WHERE report_id = {int(report_id)}"
+    return _INTERVALS.format(where=where)
+
+
+_SQL = """
 SELECT report_id, host, gpu, any_value(name) AS name, count(*) AS samples,
     min(ts) AS start, max(ts) AS "end", any_value(step) AS step,
     avg(util_gpu) AS util_gpu, avg(util_mem) AS util_mem,
@@ -100,8 +111,8 @@ class GpuSummary:
 
 
 def summarise(con: duckdb.DuckDBPyConnection, report_id: int | None = None) -> list[GpuSummary]:
-    where = "" if report_id is None else f"WHERE report_id = {int(report_id)}"
-    cursor = con.execute(_SQL.format(where=where, low=LOW_UTIL, jump=CLOCK_JUMP_S))
+    sql = intervals_sql(report_id) + _SQL.format(low=LOW_UTIL, jump=CLOCK_JUMP_S)
+    cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]
     out = []
     for values in cursor.fetchall():

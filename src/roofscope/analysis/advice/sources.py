@@ -5,5 +5,12 @@ function ``(Context) -> list[Advice]`` and one entry here."""
 from __future__ import annotations
 
 from roofscope.analysis.advice import Producer, evidence, ncu_rules
+from roofscope.analysis.advice.grid import advise as launch_grid
+from roofscope.analysis.advice.recording import advise as input_pipeline
 
-PRODUCERS: tuple[Producer, ...] = (ncu_rules.advise, evidence.advise)
+PRODUCERS: tuple[Producer, ...] = (
+    ncu_rules.advise,
+    evidence.advise,
+    launch_grid,
+    input_pipeline,
+)
