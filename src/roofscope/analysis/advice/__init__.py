@@ -48,6 +48,7 @@ METRICS_READ: dict[str, str] = {
     "channels_last": "time",
     "tensor_cores": "fp32|tensor|util_|inst_executed_op_ffma",
     "fusion": "dram|l2|bytes|time",
+    "model_flops": "tensor|ffma|fp32|time",
     "launch_grid": "grid|block|waves|launch__|tensor|time",
     "SOLBottleneck": "throughput|time|duration",
     "HighPipeUtilization": "pipe|inst_executed|util_",

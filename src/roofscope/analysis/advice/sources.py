@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from roofscope.analysis.advice import Producer, evidence, ncu_rules
 from roofscope.analysis.advice.grid import advise as launch_grid
+from roofscope.analysis.advice.model_flops import advise as model_flops
 from roofscope.analysis.advice.recording import advise as input_pipeline
 
 PRODUCERS: tuple[Producer, ...] = (
     ncu_rules.advise,
     evidence.advise,
     launch_grid,
+    model_flops,
     input_pipeline,
 )
