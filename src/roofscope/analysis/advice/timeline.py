@@ -393,9 +393,20 @@ def _nccl_groups(ctx: Context) -> dict[int, list[Part]]:
     return out
 
 
+def _any_nccl(ctx: Context) -> bool:
+    """Whether any kernel name of the session is NCCL's (``kernel_groups`` holds each distinct
+    name once): a trace without one skips merging every kernel of every GPU."""
+    rows = ctx.con.execute(
+        f"SELECT count(*) FROM kernel_groups WHERE kernel ILIKE '{NCCL}'"
+    ).fetchall()
+    return bool(rows[0][0])
+
+
 def nccl_overlap(ctx: Context, wins: dict[int, Window]) -> list[Advice]:
     """Communication that no compute overlaps is time the GPU only waits on the network or
     NVLink; started earlier on its own stream, it hides behind the backward pass."""
+    if not _any_nccl(ctx):
+        return []
     rows = [(int(d), int(t), int(c)) for d, t, c in _nccl(ctx)]
     if not rows:
         return []
