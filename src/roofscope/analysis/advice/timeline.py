@@ -25,14 +25,15 @@ from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
 from roofscope.present.units import si, time
 
 # -- cuda_graphs ------------------------------------------------------------------------------
-TINY_NS = 10_000  # a kernel shorter than this (10 µs) is one a CPU launch can take as long as
+TINY_NS = 10_000  # kernels shorter than this (10 µs) run no longer than an eager launch takes
 # A gap longer than this (100 µs) is host work (a sync, data loading, Python between steps),
 # not the launch overhead a graph removes: it ends a run.
 LAUNCH_GAP_MAX_NS = 100_000
 RUN_MIN = 3  # consecutive launch-bound kernels before they count as a run (not one stray)
-# The gap between consecutive kernels of a replayed CUDA graph. An assumption of 1 µs: NVIDIA's
-# "Getting Started with CUDA Graphs" (2019) shows a graph cutting a 2.9 µs kernel's launch
-# to ~0.5 µs of gap on a V100; 1 µs leaves room for larger kernels' own ramp-up and tail.
+# The gap between consecutive kernels of a replayed CUDA graph, taken as 1 µs. Measured on an
+# H100 (bench/graph_gap.py, PyTorch 2.11's profiler: 200 one-element adds, ~1.1 µs each): a
+# median 0.26 µs between them replayed from a graph, 10-17 µs launched eagerly. 1 µs leaves
+# room for larger kernels' ramp-up and tail and for other GPUs and drivers: a conservative gain.
 GRAPH_GAP_NS = 1_000
 LAUNCH_BOUND_SHARE = 5.0  # % of the GPU's window in the gaps of such runs before it fires
 # -- pinned_memory ----------------------------------------------------------------------------
@@ -214,8 +215,9 @@ def cuda_graphs(ctx: Context, wins: dict[int, Window]) -> list[Advice]:
                 assumptions=[
                     "gain = Σ over those kernels of (gap before it − "
                     f"{si(GRAPH_GAP_NS / 1e9, 's')}): in a graph each gap shrinks to a replayed "
-                    f"graph's gap between kernels, taken as {si(GRAPH_GAP_NS / 1e9, 's')} (an "
-                    "assumption, after NVIDIA's CUDA Graphs post of 2019: ~0.5 µs on a V100)",
+                    f"graph's gap between kernels, taken as {si(GRAPH_GAP_NS / 1e9, 's')} (a "
+                    "conservative choice: 0.26 µs measured between tiny kernels replayed from "
+                    "a graph on an H100, bench/graph_gap.py)",
                     "the kernels keep their durations; the CPU work between them (Python, "
                     "dispatch) is what the graph removes, so the runs must be capturable "
                     "(static shapes, no host sync inside)",
