@@ -20,6 +20,7 @@ import pytest
 import roofscope
 from roofscope.analysis.advice import step_speedup
 from roofscope.analysis.advice import timeline as rules
+from roofscope.present.text import shown
 from tests.conftest import SAMPLES, SHARED, run_cli, shared
 from tests.nsys_builder import DEVICE, DTOD, DTOH, HTOD, PAGEABLE, PINNED, Copy, Export, Kernel
 
@@ -484,3 +485,17 @@ def test_real_sample_against_the_independent_reading(name: str, shared_sample_ca
             assert item.est_gain_s == pytest.approx(t.nccl_exposed_ns / 1e9, rel=1e-9)
         else:
             assert not nccl
+
+
+@pytest.mark.parametrize("fmt", ["table", "md"])
+def test_group_names_in_the_evidence_are_data(fmt: str, tmp_path: Path) -> None:
+    hostile = "[b]tiny[/b] \x1b]0;t\x07"  # a grouping rule's name, from roofscope.toml
+    (tmp_path / "roofscope.toml").write_text(
+        f'[[groups]]\npattern = "elementwise"\nname = {json.dumps(hostile)}\n', encoding="utf-8"
+    )
+    path = Export(kernels=_chain(50, 2 * US, 8 * US)).write(tmp_path / "t.sqlite")
+    out = run_cli("advise", str(path), "--format", fmt, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "launch-bound" in out.stdout
+    assert shown(hostile) in out.stdout or fmt == "table"  # the table shows 2 evidence lines
+    assert not any(c in out.stdout for c in ("\x1b", "\x07"))
