@@ -49,6 +49,23 @@ CREATE TABLE GPU_METRICS (rawTimestamp INTEGER NOT NULL, timestamp INTEGER NOT N
 CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL,
     label TEXT);
 """
+# As nsys 2024-25 writes it; 2020-22 exports lack the table but number the kinds the same way.
+MEM_KIND_DDL = """
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL,
+    label TEXT);
+"""
+MEM_KINDS = [
+    (0, "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE", "Pageable"),
+    (1, "CUDA_MEMOPR_MEMORY_KIND_PINNED", "Pinned"),
+    (2, "CUDA_MEMOPR_MEMORY_KIND_DEVICE", "Device"),
+    (3, "CUDA_MEMOPR_MEMORY_KIND_ARRAY", "Array"),
+    (4, "CUDA_MEMOPR_MEMORY_KIND_MANAGED", "Managed"),
+    (5, "CUDA_MEMOPR_MEMORY_KIND_DEVICE_STATIC", "Device Static"),
+    (6, "CUDA_MEMOPR_MEMORY_KIND_MANAGED_STATIC", "Managed Static"),
+    (7, "CUDA_MEMOPR_MEMORY_KIND_UNKNOWN", "Unknown"),
+]
+PAGEABLE, PINNED, DEVICE = 0, 1, 2  # srcKind/dstKind
+HTOD, DTOH, DTOD = 1, 2, 8  # copyKind
 
 PID = 0x1005E2A000000  # globalPid: (vm << 56) | (pid << 24)
 TID = PID + 4242  # a thread of that process
@@ -68,12 +85,28 @@ class Kernel:
 
 
 @dataclass
+class Copy:
+    """A memcpy with its sides' memory kinds (``PAGEABLE``, ``PINNED``, ``DEVICE``)."""
+
+    start: int
+    end: int
+    bytes: int
+    kind: int = HTOD
+    src: int | None = PAGEABLE
+    dst: int | None = DEVICE
+    device: int = 0
+    stream: int = 7
+
+
+@dataclass
 class Export:
     kernels: list[Kernel] = field(default_factory=list)
     ranges: list[tuple[int, int, str]] = field(default_factory=list)  # push/pop on TID
     memcpy: list[tuple[int, int, int, int]] = field(default_factory=list)  # start,end,bytes,kind
     metrics: dict[str, list[tuple[int, int]]] = field(default_factory=dict)  # name: (ts, v)
     gpu: tuple = H100
+    copies: list[Copy] = field(default_factory=list)
+    mem_kind_enum: bool = True  # False: no ENUM_CUDA_MEM_KIND table, as in 2020-22 exports
 
     def write(self, path: Path) -> Path:
         con = sqlite3.connect(path)
@@ -113,9 +146,19 @@ class Export:
                 (start, end, size, kind),
             )
         con.executemany(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+            "bytes, copyKind, srcKind, dstKind) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?)",
+            [(c.start, c.end, c.device, c.stream, c.bytes, c.kind, c.src, c.dst)
+             for c in self.copies],
+        )  # fmt: skip
+        if self.mem_kind_enum:
+            con.executescript(MEM_KIND_DDL)
+            con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", MEM_KINDS)
+        con.executemany(
             "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)",
             [(1, "CUDA_MEMCPY_KIND_HTOD", "Host-to-Device"),
-             (2, "CUDA_MEMCPY_KIND_DTOH", "Device-to-Host")],
+             (2, "CUDA_MEMCPY_KIND_DTOH", "Device-to-Host"),
+             (8, "CUDA_MEMCPY_KIND_DTOD", "Device-to-Device")],
         )  # fmt: skip
         type_id = 0x0001000100000000
         for metric_id, (name, samples) in enumerate(self.metrics.items()):

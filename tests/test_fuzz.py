@@ -288,13 +288,14 @@ OLD_GPU_TABLE = (
     "computeCapabilityMajor INTEGER, computeCapabilityMinor INTEGER);"
 )
 RELAXED_DDL = DDL.replace(" NOT NULL", "").replace(" PRIMARY KEY", "") + OLD_GPU_TABLE
+MEMCPY_COLUMNS = ("start", "end", "deviceId", "streamId", "bytes", "copyKind", "srcKind", "dstKind")
 # the columns each table gets values in; any of them may be dropped from the table first
 TABLES = {
     "CUPTI_ACTIVITY_KIND_KERNEL": tuple(KERNEL_COLUMNS),
     "StringIds": ("id", "value"),
     "CUPTI_ACTIVITY_KIND_RUNTIME": ("start", "end", "globalTid", "correlationId", "nameId"),
     "NVTX_EVENTS": ("start", "end", "eventType", "text", "globalTid", "textId"),
-    "CUPTI_ACTIVITY_KIND_MEMCPY": ("start", "end", "deviceId", "streamId", "bytes", "copyKind"),
+    "CUPTI_ACTIVITY_KIND_MEMCPY": MEMCPY_COLUMNS,
     "ENUM_CUDA_MEMCPY_OPER": ("id", "name", "label"),
     "TARGET_INFO_GPU": ("id", "name", "smCount", "clockRate", "computeMajor", "computeMinor"),
     "TARGET_INFO_CUDA_GPU": (

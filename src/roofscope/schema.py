@@ -18,7 +18,7 @@ from roofscope.sqlutil import quote_ident
 from roofscope.telemetry.recording import SCHEMA as RECORDING
 
 # In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -154,6 +154,7 @@ MEMOPS = Table(
         ("kind", "VARCHAR"),
         ("count", "BIGINT"),
         ("time_s", "DOUBLE"),
+        ("host_kind", "VARCHAR"),  # a copy's host memory: 'pageable' | 'pinned' | NULL unknown
     ),
 )
 GPU_METRICS = Table(

@@ -36,7 +36,13 @@ import duckdb
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.nsys_stats import TIME_UNITS, complete_lines, read_bytes
-from roofscope.ingest.nsys_tables import LATEST_NS, create_staging, write_report
+from roofscope.ingest.nsys_tables import (
+    LATEST_NS,
+    MEMOP_COLUMNS,
+    create_staging,
+    host_kind,
+    write_report,
+)
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.sqlutil import insert_rows
 
@@ -58,6 +64,8 @@ _MEMCPY_KINDS = {
     "AtoD": "Array-to-Device",
     "DtoA": "Device-to-Array",
 }
+# the memory kinds of a copy's sides, where the label names them: "(Device -> Pageable)"
+_SIDES = re.compile(r"\(\s*([A-Za-z][\w ]*?)\s*->\s*([A-Za-z][\w ]*?)\s*\)$")
 _GPU = re.compile(r"^GPU\s*(\d+)\b")
 _STREAM = re.compile(r"^Stream\s*(\d+)\b")
 NOT_GPU = (
@@ -173,13 +181,13 @@ def ingest_nsys_events(con: duckdb.DuckDBPyConnection, path: Path, report_id: in
         label = row[name].strip() or "(unnamed)"
         if _MEMOP.match(label):
             kind = _memop_kind(label)
-            memops.append((report_id, s_ns, e_ns, device, stream, None, kind, 1, d_ns / 1e9))
+            host = host_kind(*m.groups()) if (m := _SIDES.search(label)) else None
+            memops.append((report_id, s_ns, e_ns, device, stream, None, kind, 1, d_ns / 1e9, host))
         else:
             kernels.append((line, s_ns, e_ns, device, stream, label, 1, d_ns / 1e9))
     columns = ("source_row", "start_ns", "end_ns", "device", "stream", "kernel", "invocations")
     insert_rows(con, "stg_kernels", (*columns, "time_s"), kernels)
-    memop_columns = ("report_id", "start_ns", "end_ns", "device", "stream", "bytes", "kind")
-    insert_rows(con, "memops", (*memop_columns, "count", "time_s"), memops)
+    insert_rows(con, "memops", (*MEMOP_COLUMNS, "host_kind"), memops)
     if skipped:
         info.warnings.append(f"skipped {skipped} row(s) with a wrong number of fields")
     for column, rows_differ in differ.items():

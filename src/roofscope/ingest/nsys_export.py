@@ -28,7 +28,16 @@ import duckdb
 import pyarrow as pa
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_tables import LATEST_NS, MEMCPY_KINDS, create_staging, write_report
+from roofscope.ingest.nsys_tables import (
+    LATEST_NS,
+    MEM_KINDS,
+    MEMCPY_KINDS,
+    PAGEABLE,
+    PINNED,
+    create_staging,
+    host_kind,
+    write_report,
+)
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import duckdb_name, open_input
 from roofscope.sqlutil import quote_ident, scanned
@@ -553,20 +562,30 @@ def _segments(ranges: list[tuple[int, int, int, str]]) -> pa.Table:
 
 
 def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> int:
-    """Memory copies and sets onto the timeline; returns how many had impossible times (an end
-    before the start, no end, past 2**62 ns) and were left out."""
+    """Memory copies and sets onto the timeline, each copy with its host memory (pageable or
+    pinned, from ``srcKind``/``dstKind``); returns how many had impossible times (an end before
+    the start, no end, past 2**62 ns) and were left out."""
     labels = dict(MEMCPY_KINDS)
     if has(export, "ENUM_CUDA_MEMCPY_OPER", "id", "label"):
         rows = export.fetchall("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER")
         labels.update((i, t) for i, t in rows if isinstance(i, int) and isinstance(t, str))
+    mem_kinds = dict(MEM_KINDS)
+    if has(export, "ENUM_CUDA_MEM_KIND", "id", "label"):
+        rows = export.fetchall("SELECT id, label FROM ENUM_CUDA_MEM_KIND")
+        mem_kinds.update((i, t) for i, t in rows if isinstance(i, int) and isinstance(t, str))
     parts = []
     memcpy = "CUPTI_ACTIVITY_KIND_MEMCPY"
     where = ("deviceId", "streamId")
     if has(export, memcpy, "start", "end", "bytes", "copyKind", *where):
-        parts.append(f'SELECT start, "end", deviceId, streamId, bytes, copyKind FROM {memcpy}')
+        sides = "srcKind, dstKind" if has(export, memcpy, "srcKind", "dstKind") else "NULL, NULL"
+        parts.append(
+            f'SELECT start, "end", deviceId, streamId, bytes, copyKind, {sides} FROM {memcpy}'
+        )
     memset = "CUPTI_ACTIVITY_KIND_MEMSET"
     if has(export, memset, "start", "end", "bytes", *where):
-        parts.append(f'SELECT start, "end", deviceId, streamId, bytes, -1 FROM {memset}')
+        parts.append(
+            f'SELECT start, "end", deviceId, streamId, bytes, -1, NULL, NULL FROM {memset}'
+        )
     fields = pa.schema(
         [
             ("start_ns", pa.int64()),
@@ -575,21 +594,35 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> i
             ("stream", pa.int64()),
             ("bytes", pa.float64()),
             ("kind_id", pa.int64()),
+            ("src_kind", pa.int64()),
+            ("dst_kind", pa.int64()),
         ]
     )
     names = pa.table(
         {"id": pa.array([*labels, -1], pa.int64()), "label": [*labels.values(), "memset"]}
     )
+    hosts = pa.table(
+        {
+            "id": pa.array(list(mem_kinds), pa.int64()),
+            "host": [host_kind(label, None) for label in mem_kinds.values()],
+        }
+    )
     valid = f"m.start_ns >= 0 AND m.end_ns >= m.start_ns AND m.end_ns <= {LATEST_NS}"
+    host = (
+        f"CASE WHEN '{PAGEABLE}' IN (hs.host, hd.host) THEN '{PAGEABLE}' "
+        f"WHEN '{PINNED}' IN (hs.host, hd.host) THEN '{PINNED}' END"
+    )
     dropped = 0
     for sql in parts:
         table = export.arrow(sql, fields)
-        with scanned(con, nsys_memops=table, nsys_labels=names):
+        with scanned(con, nsys_memops=table, nsys_labels=names, nsys_hosts=hosts):
             ((inserted,),) = con.execute(  # DuckDB answers an INSERT with the rows it added
                 f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
                 f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
-                f"(CAST(m.end_ns AS DOUBLE) - m.start_ns) / 1e9 FROM nsys_memops m "
-                f"LEFT JOIN nsys_labels l ON l.id = m.kind_id WHERE {valid}"
+                f"(CAST(m.end_ns AS DOUBLE) - m.start_ns) / 1e9, {host} FROM nsys_memops m "
+                f"LEFT JOIN nsys_labels l ON l.id = m.kind_id "
+                f"LEFT JOIN nsys_hosts hs ON hs.id = m.src_kind "
+                f"LEFT JOIN nsys_hosts hd ON hd.id = m.dst_kind WHERE {valid}"
             ).fetchall()
             dropped += table.num_rows - inserted
     return int(dropped)

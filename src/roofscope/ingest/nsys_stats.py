@@ -37,7 +37,13 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_tables import LATEST_NS, create_staging, write_report
+from roofscope.ingest.nsys_tables import (
+    LATEST_NS,
+    MEMOP_COLUMNS,
+    create_staging,
+    host_kind,
+    write_report,
+)
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import GZIP_MAGIC, Gunzip
 from roofscope.sqlutil import insert_rows
@@ -629,6 +635,8 @@ def _trace(
     bytes_col = _col(h, "Bytes")
     device_col = h.index("Device") if "Device" in h else None
     stream_col = h.index("Strm") if "Strm" in h else None
+    # the memory kind of each side of a copy (Pageable, Pinned, Device…), newer nsys only
+    sides = [h.index(c) if c in h else None for c in ("SrcMemKd", "DstMemKd")]
     kernels, memops = [], []
     for n, (row, line) in enumerate(zip(t.rows, t.lines, strict=True)):
         s, d = _num(row[start]), _num(row[dur])  # type: ignore[index]
@@ -661,6 +669,7 @@ def _trace(
                     _memop_kind(label),
                     1,
                     d * dur_scale / 1e9,
+                    host_kind(*(row[i] if i is not None else None for i in sides)),
                 )
             )
             continue
@@ -686,12 +695,7 @@ def _trace(
                 None,
             )
         )
-    insert_rows(
-        con,
-        "memops",
-        ("report_id", "start_ns", "end_ns", "device", "stream", "bytes", "kind", "count", "time_s"),
-        memops,
-    )
+    insert_rows(con, "memops", (*MEMOP_COLUMNS, "host_kind"), memops)
     return kernels
 
 
@@ -748,9 +752,4 @@ def _mem_summary(con: duckdb.DuckDBPyConnection, t: Table, report_id: int) -> No
                 seconds * scale if seconds is not None else None,
             )
         )
-    insert_rows(
-        con,
-        "memops",
-        ("report_id", "start_ns", "end_ns", "device", "stream", "bytes", "kind", "count", "time_s"),
-        rows,
-    )
+    insert_rows(con, "memops", MEMOP_COLUMNS, rows)

@@ -46,6 +46,35 @@ MEMCPY_KINDS = {
     9: "Host-to-Host",
     10: "Peer-to-Peer",
 }
+# The memory kind of each side of a copy (``srcKind``/``dstKind``), as nsys numbers them
+# (``ENUM_CUDA_MEM_KIND``, read from the export where it has that table). Exports without the
+# table number them the same way: in every such sample a Host-to-Device copy has dstKind 2
+# (Device), which CUPTI's own numbering (0 unknown, 1 pageable, 2 pinned…) would call pinned.
+MEM_KINDS = {
+    0: "Pageable",
+    1: "Pinned",
+    2: "Device",
+    3: "Array",
+    4: "Managed",
+    5: "Device Static",
+    6: "Managed Static",
+    7: "Unknown",
+}
+PAGEABLE, PINNED = "pageable", "pinned"  # memops.host_kind
+# The memops columns a reader fills row by row (``host_kind`` follows where it knows it).
+MEMOP_COLUMNS = (
+    "report_id", "start_ns", "end_ns", "device", "stream", "bytes", "kind", "count", "time_s",
+)  # fmt: skip
+
+
+def host_kind(src: str | None, dst: str | None) -> str | None:
+    """A copy's host memory (``memops.host_kind``) from its sides' memory kinds as nsys labels
+    them: ``pageable`` when either side is pageable host memory, else ``pinned`` when either is
+    pinned, else None (device to device, managed, or not known)."""
+    sides = {(side or "").strip().lower() for side in (src, dst)}
+    if PAGEABLE in sides:
+        return PAGEABLE
+    return PINNED if PINNED in sides else None
 
 
 def create_staging(con: duckdb.DuckDBPyConnection) -> None:

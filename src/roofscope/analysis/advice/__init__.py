@@ -56,6 +56,8 @@ METRICS_READ: dict[str, str] = {
     "AchievedOccupancy": "occupancy|warps_active",
     "TheoreticalOccupancy": "occupancy|registers|shared",
     "LaunchConfiguration": "grid|block|waves|launch__",
+    "cuda_graphs": "nsys__|time",  # nsys timeline rules: the launches' durations
+    "nccl_overlap": "nsys__|time",
 }
 
 

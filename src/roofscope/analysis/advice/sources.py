@@ -5,14 +5,16 @@ function ``(Context) -> list[Advice]`` and one entry here."""
 from __future__ import annotations
 
 from roofscope.analysis.advice import Producer, evidence, ncu_rules
+from roofscope.analysis.advice import timeline as nsys_timeline
 from roofscope.analysis.advice.grid import advise as launch_grid
 from roofscope.analysis.advice.model_flops import advise as model_flops
 from roofscope.analysis.advice.recording import advise as input_pipeline
 
 PRODUCERS: tuple[Producer, ...] = (
-    ncu_rules.advise,
-    evidence.advise,
+    ncu_rules.advise,  # ncu's own rules, rolled up over the report
+    evidence.advise,  # channels_last, tensor_cores, fusion
     launch_grid,
     model_flops,
-    input_pipeline,
+    nsys_timeline.advise,  # cuda_graphs, pinned_memory, nccl_overlap
+    input_pipeline,  # recordings
 )

@@ -1,0 +1,473 @@
+"""roofscope's rules over an Nsight Systems timeline: what the GPU waits for between kernels.
+
+An nsys trace has what a replayed ncu profile cannot: the real timeline. Three rules read it
+per GPU (``spans``: each kernel's start and end; ``memops``: copies with their host memory):
+
+* ``cuda_graphs``: runs of tiny kernels with gaps as long as the kernels themselves, so the
+  CPU's launch rate, not the GPU, sets the pace;
+* ``pinned_memory``: host↔device copies from or to pageable host memory;
+* ``nccl_overlap``: NCCL kernels during which no other kernel runs on that GPU.
+
+The step each rule measures against is the GPU's wall window in the trace (first kernel or
+copy start to last end on that GPU), not the summed kernel time: idle time is what these rules
+are about. Every estimate is a model written into the item's ``assumptions``; none can be
+checked by applying the advice here (nsys cannot record on the machine the other rules were
+checked on). Everything is SQL over the store, so a ten-million-kernel trace is read in DuckDB,
+never row by row in Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
+from roofscope.present.units import si, time
+
+# -- cuda_graphs ------------------------------------------------------------------------------
+TINY_NS = 10_000  # kernels shorter than this (10 µs) run no longer than an eager launch takes
+# A gap longer than this (100 µs) is host work (a sync, data loading, Python between steps),
+# not the launch overhead a graph removes: it ends a run.
+LAUNCH_GAP_MAX_NS = 100_000
+RUN_MIN = 3  # consecutive launch-bound kernels before they count as a run (not one stray)
+# The gap between consecutive kernels of a replayed CUDA graph, taken as 1 µs. Measured on an
+# H100 (bench/graph_gap.py, PyTorch 2.11's profiler: 200 one-element adds, ~1.1 µs each): a
+# median 0.26 µs between them replayed from a graph, 10-17 µs launched eagerly. 1 µs leaves
+# room for larger kernels' ramp-up and tail and for other GPUs and drivers: a conservative gain.
+GRAPH_GAP_NS = 1_000
+LAUNCH_BOUND_SHARE = 5.0  # % of the GPU's window in the gaps of such runs before it fires
+# -- pinned_memory ----------------------------------------------------------------------------
+PAGEABLE_SHARE = 5.0  # % of the GPU's window in copies from/to pageable host memory
+PINNED_REF_BYTES = 1_000_000  # pinned copies this large (1 MB) set the reference bandwidth
+DIRECTIONS = ("Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host")
+# -- nccl_overlap -----------------------------------------------------------------------------
+NCCL_SHARE = 5.0  # % of the GPU's window in NCCL time that no compute kernel overlaps
+NCCL = "%nccl%"  # kernel names (ILIKE): ncclDevKernel_*, ncclKernel_*
+
+GROUPS_SHOWN = 3  # groups named in the evidence, the longest first
+NOT_CHECKED = (
+    "not checked by applying it: nsys cannot record on the machine roofscope's advice is "
+    "checked on, so this model has no before/after run"
+)
+WINDOW = (
+    "the step is this GPU's wall window in the trace (first kernel or copy start to last end "
+    "on it), not the summed kernel time: idle time counts; step speedup is Amdahl over it"
+)
+
+
+@dataclass(frozen=True)
+class Window:
+    """One GPU's wall window in the trace, and how much of it a kernel or copy ran."""
+
+    device: int
+    start_ns: int
+    end_ns: int
+    busy_ns: int  # the union of its kernels and copies
+
+    @property
+    def seconds(self) -> float:
+        return max(self.end_ns - self.start_ns, 0) / 1e9
+
+    def share(self, seconds: float) -> float:
+        return 100.0 * seconds / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def idle_s(self) -> float:
+        return max(self.end_ns - self.start_ns - self.busy_ns, 0) / 1e9
+
+
+# Each GPU's kernels and timed copies, the one event stream the windows and gaps are read from.
+_EVENTS = """
+    SELECT device, start_ns, end_ns, launch_id FROM spans
+    WHERE report_id = $rid AND device IS NOT NULL AND end_ns >= start_ns
+    UNION ALL
+    SELECT device, start_ns, end_ns, NULL FROM memops
+    WHERE report_id = $rid AND device IS NOT NULL AND start_ns IS NOT NULL
+      AND end_ns >= start_ns
+"""
+# ... each after the latest end of everything before it on its GPU (NULL for the first)
+_ORDERED = f"""
+    SELECT *, max(end_ns) OVER (PARTITION BY device ORDER BY start_ns, end_ns, launch_id
+        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
+    FROM ({_EVENTS})
+"""
+
+
+def windows(ctx: Context) -> dict[int, Window]:
+    """Per GPU: its window and busy time (overlapping kernels and copies counted once)."""
+    rows = ctx.con.execute(
+        f"""
+        SELECT device, min(start_ns), max(end_ns),
+               sum(CASE WHEN prev_end IS NULL THEN end_ns - start_ns
+                        ELSE greatest(end_ns - greatest(start_ns, prev_end), 0) END)
+        FROM ({_ORDERED}) GROUP BY device ORDER BY device
+        """,
+        {"rid": ctx.report_id},
+    ).fetchall()
+    return {int(d): Window(int(d), int(s), int(e), int(b or 0)) for d, s, e, b in rows}
+
+
+@dataclass(frozen=True)
+class Part:
+    """One kernel group's part of an item on one GPU."""
+
+    name: str
+    launches: int
+    time_s: float
+
+
+def _groups(parts: Sequence[Part]) -> list[Part]:
+    return sorted(parts, key=lambda p: (-p.time_s, p.name))
+
+
+def _shown(parts: Sequence[Part]) -> str:
+    more = f" and {len(parts) - GROUPS_SHOWN} more" if len(parts) > GROUPS_SHOWN else ""
+    return (
+        ", ".join(f"{p.name} {p.launches:,}× {time(p.time_s)}" for p in parts[:GROUPS_SHOWN]) + more
+    )
+
+
+def _on(window: Window, many: bool) -> str:
+    return f" on GPU {window.device}" if many else ""
+
+
+# -- cuda_graphs ------------------------------------------------------------------------------
+
+
+def _launch_bound(ctx: Context) -> list[tuple]:
+    """Per (GPU, group), and per GPU (group NULL): the launch-bound kernels of runs of at least
+    ``RUN_MIN``, their kernel time, the gaps before them, the gain, and the runs."""
+    return ctx.con.execute(
+        f"""
+        WITH k AS (
+            SELECT device, launch_id, start_ns, end_ns - start_ns AS dur,
+                   greatest(start_ns - prev_end, 0) AS gap,
+                   prev_end IS NOT NULL AND end_ns - start_ns < {TINY_NS}
+                       AND start_ns - prev_end >= end_ns - start_ns
+                       AND start_ns - prev_end <= {LAUNCH_GAP_MAX_NS} AS bound
+            FROM ({_ORDERED}) WHERE launch_id IS NOT NULL
+        ), numbered AS (
+            SELECT *, sum(CASE WHEN bound THEN 0 ELSE 1 END) OVER (PARTITION BY device
+                ORDER BY start_ns, dur, launch_id ROWS UNBOUNDED PRECEDING) AS run
+            FROM k
+        ), runs AS (
+            SELECT device, run FROM numbered WHERE bound
+            GROUP BY device, run HAVING count(*) >= {RUN_MIN}
+        )
+        SELECT device, grp, count(*), sum(dur), sum(gap),
+               sum(greatest(gap - {GRAPH_GAP_NS}, 0)), count(DISTINCT run), GROUPING(grp)
+        FROM (SELECT n.*, coalesce(v.grp, '(unnamed)') AS grp FROM numbered n
+              JOIN runs r ON r.device = n.device AND r.run = n.run
+              LEFT JOIN launch_view v ON v.report_id = $rid AND v.launch_id = n.launch_id
+              WHERE n.bound)
+        GROUP BY GROUPING SETS ((device, grp), (device))
+        """,
+        {"rid": ctx.report_id},
+    ).fetchall()
+
+
+def cuda_graphs(ctx: Context, wins: dict[int, Window]) -> list[Advice]:
+    """Tiny kernels with gaps as long as themselves: the GPU finishes each before the CPU has
+    launched the next. A CUDA graph launches the whole run at once; larger kernels do more
+    work per launch. Either way the gaps go."""
+    per_device: dict[int, tuple] = {}
+    parts: dict[int, list[Part]] = {}
+    for device, grp, n, dur, gap, gain, runs, total in _launch_bound(ctx):
+        if total:
+            per_device[int(device)] = (int(n), int(dur), int(gap), int(gain), int(runs))
+        else:
+            parts.setdefault(int(device), []).append(Part(str(grp), int(n), (dur + gap) / 1e9))
+    items = []
+    for device, (n, dur, gap, gain, runs) in sorted(per_device.items()):
+        w = wins[device]
+        gap_s, gain_s, spent = gap / 1e9, gain / 1e9, (dur + gap) / 1e9
+        if w.share(gap_s) < LAUNCH_BOUND_SHARE:
+            continue
+        groups = _groups(parts.get(device, []))
+        on = _on(w, len(wins) > 1)
+        items.append(
+            Advice(
+                rule="cuda_graphs",
+                source=ROOFSCOPE,
+                title=f"launch-bound runs of tiny kernels{on}: {w.share(gap_s):.1f}% of the "
+                "window in the gaps between them",
+                action=(
+                    "capture the runs in a CUDA graph (torch.cuda.graphs, "
+                    'torch.compile(mode="reduce-overhead"); cudaStreamBeginCapture in CUDA) '
+                    "or do more work per launch (a larger batch, fused kernels)"
+                ),
+                evidence=[
+                    f"{n:,} kernels under {si(TINY_NS / 1e9, 's')} in {runs:,} run(s) of "
+                    f"≥ {RUN_MIN}, each after a gap at least as long as itself (and at most "
+                    f"{si(LAUNCH_GAP_MAX_NS / 1e9, 's')}): kernels {time(dur / 1e9)}, gaps "
+                    f"{time(gap_s)} ({w.share(gap_s):.1f}% of the window; threshold "
+                    f"{LAUNCH_BOUND_SHARE:g}%), mean gap {time(gap_s / n)} per kernel",
+                    f"GPU {device}: window {time(w.seconds)}, idle (no kernel or copy) "
+                    f"{time(w.idle_s)} ({w.share(w.idle_s):.1f}%)",
+                    f"groups (time with the gaps before their kernels): {_shown(groups)}",
+                ],
+                groups=[p.name for p in groups],
+                launches=n,
+                time_s=spent,
+                time_pct=w.share(spent),
+                est_gain_s=gain_s,
+                est_step_speedup=step_speedup(w.seconds, gain_s),
+                assumptions=[
+                    "gain = Σ over those kernels of (gap before it − "
+                    f"{si(GRAPH_GAP_NS / 1e9, 's')}): in a graph each gap shrinks to a replayed "
+                    f"graph's gap between kernels, taken as {si(GRAPH_GAP_NS / 1e9, 's')} (a "
+                    "conservative choice: 0.26 µs measured between tiny kernels replayed from "
+                    "a graph on an H100, bench/graph_gap.py)",
+                    "the kernels keep their durations; the CPU work between them (Python, "
+                    "dispatch) is what the graph removes, so the runs must be capturable "
+                    "(static shapes, no host sync inside)",
+                    "time and share: the wall time the runs span (kernels and the gaps "
+                    "before them)",
+                    WINDOW,
+                    NOT_CHECKED,
+                ],
+            )
+        )
+    return items
+
+
+# -- pinned_memory ----------------------------------------------------------------------------
+
+
+def _copies(ctx: Context) -> list[tuple]:
+    """Per (GPU, direction): pageable copies (count, bytes, time), the gain against the pinned
+    reference, and that reference (bandwidth of the fastest pinned copy ≥ 1 MB of the same
+    direction anywhere in the trace, and the shortest pinned copy's time, the floor)."""
+    directions = ", ".join(f"'{d}'" for d in DIRECTIONS)
+    return ctx.con.execute(
+        f"""
+        WITH timed AS (
+            SELECT device, kind, bytes, end_ns - start_ns AS ns, host_kind FROM memops
+            WHERE report_id = $rid AND start_ns IS NOT NULL AND end_ns >= start_ns
+              AND device IS NOT NULL AND kind IN ({directions})
+        ), ref AS (
+            SELECT kind, max(bytes / ns) FILTER (WHERE bytes >= {PINNED_REF_BYTES} AND ns > 0)
+                       AS bytes_per_ns,
+                   min(ns) AS floor_ns
+            FROM timed WHERE host_kind = 'pinned' GROUP BY kind
+        )
+        SELECT t.device, t.kind, count(*), coalesce(sum(t.bytes), 0), sum(t.ns),
+               sum(greatest(t.ns - greatest(coalesce(t.bytes, 0) / r.bytes_per_ns,
+                                           r.floor_ns), 0)),
+               any_value(r.bytes_per_ns), any_value(r.floor_ns)
+        FROM timed t LEFT JOIN ref r ON r.kind = t.kind
+        WHERE t.host_kind = 'pageable'
+        GROUP BY t.device, t.kind ORDER BY t.device, sum(t.ns) DESC, t.kind
+        """,
+        {"rid": ctx.report_id},
+    ).fetchall()
+
+
+def pinned_memory(ctx: Context, wins: dict[int, Window]) -> list[Advice]:
+    """A copy from pageable memory is staged by the driver through a pinned buffer, in pieces,
+    and cannot overlap with compute; from pinned memory the copy engine reads it directly."""
+    by_device: dict[int, list[tuple]] = {}
+    for device, *row in _copies(ctx):
+        by_device.setdefault(int(device), []).append(tuple(row))
+    items = []
+    for device, rows in sorted(by_device.items()):
+        w = wins.get(device)
+        count = sum(r[1] for r in rows)
+        spent = sum(r[3] for r in rows) / 1e9
+        if w is None or w.share(spent) < PAGEABLE_SHARE:
+            continue
+        unreferenced = [r[0] for r in rows if r[5] is None]
+        gain = None if unreferenced else sum(r[4] for r in rows) / 1e9
+        evidence = [
+            f"{direction}: {n:,} pageable {'copy' if n == 1 else 'copies'}, "
+            f"{si(size, 'B')} in {time(ns / 1e9)} "
+            f"({si(size / ns * 1e9, 'B/s') if ns else '—'})"
+            + (
+                f"; pinned copies of this direction reach {si(bw * 1e9, 'B/s')}"
+                if bw is not None
+                else "; no pinned copy ≥ 1 MB of this direction to compare with"
+            )
+            for direction, n, size, ns, _gain, bw, _floor in rows
+        ]
+        evidence.append(
+            f"together {time(spent)}: {w.share(spent):.1f}% of GPU {device}'s window "
+            f"{time(w.seconds)} (threshold {PAGEABLE_SHARE:g}%)"
+        )
+        assumptions = [
+            "each pageable copy would run at the bandwidth the fastest pinned copy ≥ 1 MB of "
+            "the same direction reaches in this trace, never shorter than its shortest pinned "
+            "copy (the latency floor); gain = Σ (time − that time)",
+            "the pinned buffer is allocated once and reused (pin_memory=True in a DataLoader, "
+            "tensor.pin_memory(), cudaHostAlloc); pinning every step costs more than it saves",
+        ]
+        if unreferenced:
+            assumptions = [
+                f"no estimate: the trace has no pinned copy ≥ 1 MB of "
+                f"{' or '.join(unreferenced)} to take a bandwidth from (a host↔device copy "
+                "from pinned memory reaches the link's rate, often several times pageable's, "
+                "but how much depends on the machine)",
+                assumptions[1],
+            ]
+        on = _on(w, len(wins) > 1)
+        items.append(
+            Advice(
+                rule="pinned_memory",
+                source=ROOFSCOPE,
+                title=f"copies from/to pageable host memory{on}: {w.share(spent):.1f}% of the "
+                "window",
+                action=(
+                    "copy from pinned memory: DataLoader(pin_memory=True) or "
+                    "tensor.pin_memory(), then .to('cuda', non_blocking=True); cudaHostAlloc / "
+                    "cudaHostRegister in CUDA"
+                ),
+                evidence=evidence,
+                groups=[],
+                launches=count,
+                time_s=spent,
+                time_pct=w.share(spent),
+                est_gain_s=gain,
+                est_step_speedup=step_speedup(w.seconds, gain),
+                assumptions=[
+                    *assumptions,
+                    "launches and time: the pageable copies and their time on the GPU",
+                    WINDOW,
+                    NOT_CHECKED,
+                ],
+            )
+        )
+    return items
+
+
+# -- nccl_overlap -----------------------------------------------------------------------------
+
+
+def _merged(kernels: str) -> str:
+    """Each GPU's intervals of the launches ``kernels`` selects, overlapping ones merged."""
+    return f"""
+        SELECT device, min(start_ns) AS s, max(end_ns) AS e FROM (
+            SELECT *, sum(CASE WHEN prev IS NULL OR start_ns > prev THEN 1 ELSE 0 END)
+                OVER (PARTITION BY device ORDER BY start_ns, end_ns) AS island
+            FROM (SELECT sp.device, sp.start_ns, sp.end_ns, max(sp.end_ns) OVER (
+                      PARTITION BY sp.device ORDER BY sp.start_ns, sp.end_ns
+                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev
+                  FROM spans sp JOIN launches l
+                    ON l.report_id = sp.report_id AND l.launch_id = sp.launch_id
+                  WHERE sp.report_id = $rid AND sp.device IS NOT NULL
+                    AND sp.end_ns >= sp.start_ns AND {kernels}))
+        GROUP BY device, island
+    """
+
+
+def _nccl(ctx: Context) -> list[tuple]:
+    """Per GPU: NCCL's wall time (its kernels merged) and the part of it some other kernel on
+    that GPU overlaps."""
+    return ctx.con.execute(
+        f"""
+        WITH n AS ({_merged(f"l.kernel ILIKE '{NCCL}'")}),
+             c AS ({_merged(f"NOT coalesce(l.kernel ILIKE '{NCCL}', false)")}),
+             covered AS (
+                 SELECT n.device, sum(least(n.e, c.e) - greatest(n.s, c.s)) AS ns
+                 FROM n JOIN c ON c.device = n.device AND c.s < n.e AND c.e > n.s
+                 GROUP BY n.device)
+        SELECT n.device, sum(n.e - n.s), any_value(coalesce(covered.ns, 0))
+        FROM n LEFT JOIN covered ON covered.device = n.device
+        GROUP BY n.device ORDER BY n.device
+        """,
+        {"rid": ctx.report_id},
+    ).fetchall()
+
+
+def _nccl_groups(ctx: Context) -> dict[int, list[Part]]:
+    rows = ctx.con.execute(
+        f"""
+        SELECT sp.device, coalesce(v.grp, '(unnamed)'), count(*),
+               sum(sp.end_ns - sp.start_ns) / 1e9
+        FROM spans sp JOIN launch_view v ON v.report_id = sp.report_id
+            AND v.launch_id = sp.launch_id
+        WHERE sp.report_id = $rid AND v.kernel ILIKE '{NCCL}' AND sp.end_ns >= sp.start_ns
+        GROUP BY ALL
+        """,
+        {"rid": ctx.report_id},
+    ).fetchall()
+    out: dict[int, list[Part]] = {}
+    for device, grp, n, seconds in rows:
+        out.setdefault(int(device), []).append(Part(str(grp), int(n), float(seconds)))
+    return out
+
+
+def _any_nccl(ctx: Context) -> bool:
+    """Whether any kernel name of the session is NCCL's (``kernel_groups`` holds each distinct
+    name once): a trace without one skips merging every kernel of every GPU."""
+    rows = ctx.con.execute(
+        f"SELECT count(*) FROM kernel_groups WHERE kernel ILIKE '{NCCL}'"
+    ).fetchall()
+    return bool(rows[0][0])
+
+
+def nccl_overlap(ctx: Context, wins: dict[int, Window]) -> list[Advice]:
+    """Communication that no compute overlaps is time the GPU only waits on the network or
+    NVLink; started earlier on its own stream, it hides behind the backward pass."""
+    if not _any_nccl(ctx):
+        return []
+    rows = [(int(d), int(t), int(c)) for d, t, c in _nccl(ctx)]
+    if not rows:
+        return []
+    groups = _nccl_groups(ctx)
+    items = []
+    for device, nccl_ns, covered_ns in rows:
+        w = wins[device]
+        nccl_s, exposed = nccl_ns / 1e9, max(nccl_ns - covered_ns, 0) / 1e9
+        if w.share(exposed) < NCCL_SHARE:
+            continue
+        parts = _groups(groups.get(device, []))
+        on = _on(w, len(wins) > 1)
+        items.append(
+            Advice(
+                rule="nccl_overlap",
+                source=ROOFSCOPE,
+                title=f"NCCL not overlapped with compute{on}: {w.share(exposed):.1f}% of the "
+                "window",
+                action=(
+                    "overlap communication with compute: DDP's gradient buckets "
+                    "(bucket_cap_mb, gradient_as_bucket_view=True), FSDP's forward/backward "
+                    "prefetch, collectives on their own stream"
+                ),
+                evidence=[
+                    f"NCCL kernels run {time(nccl_s)} on GPU {device} (overlapping ones "
+                    f"counted once); {time(exposed)} of it with no other kernel running on "
+                    f"that GPU: {w.share(exposed):.1f}% of its window {time(w.seconds)} "
+                    f"(threshold {NCCL_SHARE:g}%)",
+                    f"{time(covered_ns / 1e9)} of it overlapped by compute kernels (any stream)",
+                    f"groups: {_shown(parts)}",
+                ],
+                groups=[p.name for p in parts],
+                launches=sum(p.launches for p in parts),
+                time_s=nccl_s,
+                time_pct=w.share(nccl_s),
+                est_gain_s=exposed,
+                est_step_speedup=step_speedup(w.seconds, exposed),
+                assumptions=[
+                    "gain = the exposed NCCL time (its time minus its overlap with the union of "
+                    "the other kernels on that GPU): an upper bound, reached only if enough "
+                    "independent compute exists to hide it and sharing the SMs slows neither",
+                    "a kernel is NCCL's when its name contains 'nccl' (any case)",
+                    WINDOW,
+                    NOT_CHECKED,
+                ],
+            )
+        )
+    return items
+
+
+def advise(ctx: Context) -> list[Advice]:
+    """The producer ``Report.advice()`` runs (analysis/advice/sources.py): nsys reports only."""
+    if ctx.report is None or not ctx.report.is_nsys:
+        return []
+    wins = windows(ctx)
+    if not wins:
+        return []
+    return [
+        *cuda_graphs(ctx, wins),
+        *pinned_memory(ctx, wins),
+        *nccl_overlap(ctx, wins),
+    ]
