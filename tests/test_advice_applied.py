@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import roofscope
-from roofscope.analysis.advice.evidence import LAYOUT_SAVES, Step, roofscope_advice
+from roofscope.analysis.advice.evidence import FUSION_SAVES, LAYOUT_SAVES, Step, roofscope_advice
 from roofscope.analysis.browse import Filter
 from tests.conftest import SAMPLES
 
@@ -54,3 +54,56 @@ def test_channels_last_prediction_against_the_applied_run():
     assert item.est_step_speedup == pytest.approx(before.step_s / after.step_s, rel=0.01)
     # the applied run has nothing left for the rule
     assert "channels_last" not in {a.rule for a in roofscope_advice(after)}
+
+
+def _item(step: Step, rule: str):
+    return next(a for a in roofscope_advice(step) if a.rule == rule)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "steps", "predicted", "measured", "error"),
+    [
+        # VGG11 fp32 -> tf32, b8: convolutions and GEMMs moved to tensor cores; wgrad got slower
+        # (TF32 wgrad kernels came with layout transforms)
+        ("vgg11_fp32_b8_h100.ncu-raw.csv.gz", "vgg11_tf32_b8_h100.ncu-raw.csv.gz",
+         (15.639e-3, 7.107e-3), 9.422e-3, 8.532e-3, 0.104),
+        # SimpleCNN fp32 -> tf32, b128: only the GEMMs moved; cuDNN kept its FP32 convolutions
+        ("cnn_fp32_b128_h100.ncu-raw.csv", "cnn_tf32_b128_h100.ncu-raw.csv.gz",
+         (332.1e-6, 247.5e-6), 109.7e-6, 84.6e-6, 0.297),
+    ],
+)  # fmt: skip
+def test_tensor_cores_prediction_against_the_tf32_run(
+    before, after, steps, predicted, measured, error
+):
+    b, b_groups = _read(before)
+    a, a_groups = _read(after)
+    assert (b.step_s, a.step_s) == pytest.approx(steps, rel=1e-3)
+    item = _item(b, "tensor_cores")
+    assert item.est_gain_s == pytest.approx(predicted, rel=2e-3)
+    assert b.step_s - a.step_s == pytest.approx(measured, rel=2e-3)
+    assert item.est_gain_s / (b.step_s - a.step_s) - 1 == pytest.approx(error, abs=0.005)
+    if before.startswith("cnn"):  # the convolutions did not move: the reason they count nothing
+        for conv in ("conv fprop", "conv dgrad", "conv wgrad"):
+            assert a_groups[conv] == pytest.approx(b_groups[conv], rel=0.02)
+        assert "not counted here: conv wgrad, conv fprop, conv dgrad" in item.assumptions[-2]
+
+
+def test_fusion_prediction_against_the_compiled_run():
+    """ResNet-18 bf16 b8 eager (the run with layer ranges) against --compile: the fusible groups'
+    time went 1.407 -> 1.018 ms (28%, what FUSION_SAVES is fitted to; 0.5 was 81% high). The
+    whole step went 3.805 -> 2.237 ms: Inductor also removed every layout transform (it lays
+    convolutions out channels_last), which the channels_last item had predicted."""
+    b, b_groups = _read("resnet18_bf16_b8_layers_h100.ncu-raw.csv.gz")
+    a, a_groups = _read("resnet18_bf16_b8_compile_h100.ncu-raw.csv.gz")
+    assert (b.step_s, a.step_s) == pytest.approx((3.805e-3, 2.237e-3), rel=1e-3)
+    item = _item(b, "fusion")
+    assert item.groups == ["batch norm", "element-wise", "softmax", "reduction"]
+    saved = sum(b_groups[g] - a_groups.get(g, 0.0) for g in item.groups)
+    assert saved == pytest.approx(0.389e-3, rel=2e-3)
+    assert saved / item.time_s == pytest.approx(FUSION_SAVES, abs=0.005)
+    assert item.est_gain_s == pytest.approx(saved, rel=0.02)
+    assert 0.5 * item.time_s / saved - 1 == pytest.approx(0.81, abs=0.01)  # the old guess
+    assert "layout transform" not in a_groups and a.compiled
+    assert "fusion" not in {x.rule for x in roofscope_advice(a)}  # quiet on a compiled run
+    layout = _item(b, "channels_last")
+    assert layout.est_gain_s == pytest.approx(0.750e-3, rel=2e-3)
