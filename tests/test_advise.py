@@ -21,8 +21,12 @@ from tests.test_metamorphic import crlf, gzipped, no_final_newline, rows_shuffle
 
 RESNET = REPO / "sample_reports" / "resnet18_fp32_h100.ncu-details.csv"
 APP = ("generated", "ncu_2025.3.1_h100", "app_full_details.csv")
+FULL = (
+    REPO / "sample_reports" / "cnn_fp32_b128_full_h100.ncu-details.csv.gz"
+)  # profile --preset full
 REAL = [
     RESNET,
+    FULL,
     ("h100", "resnet18_fp32.details.csv"),
     APP,
     ("public", "CodeGandee__llm-perf-opt__kernel_0001_ncu.details.csv"),
@@ -256,6 +260,35 @@ def test_advise_says_when_an_export_has_no_rules(tmp_path: Path, shared_sample_c
     raw = REPO / "sample_reports" / "mlp_fp32_b128_h100.ncu-raw.csv"
     out = run_cli("advise", str(raw), cwd=tmp_path)
     assert out.returncode == 0 and "no ncu rule results" in out.stdout
+
+
+def test_full_preset_sample_carries_ncu_rules(shared_sample_cache) -> None:
+    """The details page `roofscope profile cnn --preset full` wrote on an H100: 17 of ncu's rules
+    fire on SimpleCNN's 44 launches, with estimates; the raw page beside it has no rule rows."""
+    items = roofscope.load(FULL).reports[0].advice()
+    ncu = [a for a in items if a.source == "ncu"]
+    assert len(ncu) == 17 and ncu[0].rule == "HighPipeUtilization" and ncu[0].launches == 43
+    assert sum(a.est_gain_s is not None for a in ncu) == 14
+    raw = roofscope.load(str(FULL).replace("details", "raw")).reports[0].advice()
+    assert not [a for a in raw if a.source == "ncu"]
+
+
+def test_advise_says_what_step_means_for_traces_and_recordings(tmp_path: Path) -> None:
+    """No "profile with sections" hint where ncu's rules cannot exist; a recording has no step."""
+    from tests.nsys_builder import Export, Kernel
+
+    trace = Export([Kernel("k", i * 10_000, i * 10_000 + 2_000) for i in range(5)])
+    path = trace.write(tmp_path / "t.sqlite")
+    out = run_cli("advise", str(path), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "no ncu rule results" not in out.stdout
+    assert "each GPU's wall window" in " ".join(out.stdout.split())
+    assert json.loads(run_cli("advise", str(path), "--format", "json", cwd=tmp_path).stdout)[
+        "reports"
+    ][0]["format"].startswith("nsys")
+    recording = REPO / "sample_reports" / "h100_matmul.parquet"
+    out = run_cli("advise", str(recording), "--format", "md", cwd=tmp_path)
+    assert "GPU recording" in out.stdout and "no ncu rule results" not in out.stdout
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_reports"
 RESNET = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
 RESNET_BF16 = SAMPLES / "resnet18_bf16_h100.ncu-raw.csv"
+# ResNet-18 bf16 b8 with per-layer NVTX and its analytic.json: every ncu-report rule that fires
+RESNET_LAYERS = SAMPLES / "resnet18_bf16_b8_layers_h100.ncu-raw.csv.gz"
 BUNDLED = (  # reports `roofscope profile` made: (file, model, precision, batch, mode, compile)
     ("mlp_fp32_b128_h100.ncu-raw.csv", "mlp", "fp32", 128, "train", False),
     ("cnn_fp32_b128_h100.ncu-raw.csv", "cnn", "fp32", 128, "train", False),
@@ -49,6 +51,7 @@ MUST_SHOW = {
     "timeline": ["GPU busy", "idle gaps", "█"],
     "compare": ["Δtime", "% of roof", "┤", "■"],
     "runs": ["Runs", "mlp", "bert", "done", "b8 compile"],
+    "advice": ["channels_last", "model_flops", "est. gain", "do: "],
 }
 
 
@@ -235,6 +238,7 @@ async def main(argv: list[str] | None = None) -> int:
             "timeline": ([nsys], _press("8"), {}),
             "compare": ([str(RESNET), str(RESNET_BF16)], _press("7", "down", "down"), {}),
             "runs": ([], _runs, {"start_pane": "runs", "runs_dir": "runs"}),
+            "advice": ([str(RESNET_LAYERS)], _press("9", "down", "down", "down"), {}),
         }
         total = 0
         for name, (paths, keys, options) in shots.items():

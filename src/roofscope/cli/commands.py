@@ -256,6 +256,7 @@ def _advise(args: argparse.Namespace) -> int:
         reports = [
             {
                 "path": r.path,
+                "format": r.layout,
                 "gpu": r.gpu_name,
                 TIME_S: r.totals()[TIME_S],
                 "advice": [a.to_dict() for a in r.advice()[: args.top]],

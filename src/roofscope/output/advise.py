@@ -1,7 +1,7 @@
 """``roofscope advise``: each report's advice, ranked, as a table, JSON or Markdown.
 
-The document is ``{"schema_version", "reports": [{"path", "gpu", "time_s", "advice": [...]}],
-"warnings"}``; each item is ``Advice.to_dict`` (docs/json.md). Text from the export (ncu's rule
+The document is ``{"schema_version", "reports": [{"path", "format", "gpu", "time_s",
+"advice": [...]}], "warnings"}``; each item is ``Advice.to_dict`` (docs/json.md). Text from the export (ncu's rule
 text, group names) reaches the table and Markdown through ``shown_doc`` (``formatted``)."""
 
 from __future__ import annotations
@@ -50,8 +50,23 @@ def _numbered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _head(report: dict[str, Any]) -> str:
+    """Name, GPU and what "step" means for this kind of report: an ncu report's summed kernel
+    time; an nsys trace's rules measure each GPU's wall window; a recording has no kernels."""
     gpu = f" · {report['gpu']}" if report["gpu"] else ""
-    return f"{Path(report['path']).name}{gpu} · step {si(report[TIME_S], 's')}"
+    kind = report.get("format") or ""
+    if kind == "gpu-recording":
+        step = "GPU recording"
+    elif kind.startswith("nsys"):
+        step = f"kernel time {si(report[TIME_S], 's')} (its rules: each GPU's wall window)"
+    else:
+        step = f"step {si(report[TIME_S], 's')}"
+    return f"{Path(report['path']).name}{gpu} · {step}"
+
+
+def _ncu_rules_missing(report: dict[str, Any], items: list[dict[str, Any]]) -> bool:
+    """An ncu export without rule rows: say how to collect them (other kinds have none)."""
+    kind = report.get("format") or "ncu"
+    return kind.startswith("ncu") and not any(a["source"] == "ncu" for a in items)
 
 
 def _wrapped(text: str, width: int, lines: int | None = None) -> list[str]:
@@ -69,7 +84,7 @@ def advise_renderable(doc: dict[str, Any], width: int) -> Group:
     for report in doc["reports"]:
         parts.append(Text(_head(report), style="bold"))
         items = _numbered(report["advice"])
-        if not any(a["source"] == "ncu" for a in items):  # say why ncu's rules are absent
+        if _ncu_rules_missing(report, items):  # say why ncu's rules are absent
             parts += [Text(line) for line in _wrapped(NONE_FOUND, width)]
             parts.append(Text(""))
         if not items:
@@ -97,7 +112,7 @@ def advise_markdown(doc: dict[str, Any]) -> str:
     for report in doc["reports"]:
         out += [f"**{_md(_head(report))}**", ""]
         items = _numbered(report["advice"])
-        if not any(a["source"] == "ncu" for a in items):
+        if _ncu_rules_missing(report, items):
             out += [NONE_FOUND, ""]
         if not items:
             continue

@@ -77,7 +77,7 @@ class AdvicePane(Pane):
             f"{self.state.label()} · {len(items)} item(s), {ncu} from ncu's rules · ranked by "
             "estimated gain (unknown last) · Enter: its groups in Kernels · d: its metrics"
         ]
-        if not ncu:
+        if not ncu and self.state.current.layout.startswith("ncu"):
             lines.append(
                 "no ncu rule results in this export: profile with sections (--set full) and "
                 "export the details page for ncu's own advice"
@@ -123,7 +123,10 @@ class AdvicePane(Pane):
     @on(DataTable.RowSelected, "#advice-items")
     def _selected(self, event: DataTable.RowSelected) -> None:
         item = self._current()
-        if item is None or not item.groups:
+        if item is None:
+            return
+        if not item.groups:  # a recording's stretches, an nsys trace's pageable copies
+            self.notify(f"{shown(item.rule)} covers no kernel group: its evidence is above")
             return
         self.post_message(FilterKernels(Filter(exact(item.groups))))
         self.post_message(GroupSelected(item.groups[0]))
