@@ -1,8 +1,9 @@
 """``roofscope advise``: each report's advice, ranked, as a table, JSON or Markdown.
 
 The document is ``{"schema_version", "reports": [{"path", "format", "gpu", "time_s",
-"advice": [...]}], "warnings"}``; each item is ``Advice.to_dict`` (docs/json.md). Text from the export (ncu's rule
-text, group names) reaches the table and Markdown through ``shown_doc`` (``formatted``)."""
+"advice": [...]}], "warnings"}``; each item is ``Advice.to_dict`` (docs/json.md). Text from
+the export (ncu's rule text, group names) reaches the table and Markdown through
+``shown_doc`` (``formatted``)."""
 
 from __future__ import annotations
 

@@ -95,14 +95,14 @@ def measured_layers(
         names = nvtx_ranges(nvtx)
         if len(names) < 2 or names[0] != "forward" or names[-1] not in useful:
             continue
-        layer = acc.setdefault(names[-1], {"flops": 0.0, "time": 0.0, "n": 0, "groups": {}})
-        layer["flops"] += flops or 0.0
+        layer = acc.setdefault(names[-1], {"counted": 0.0, "time": 0.0, "n": 0, "groups": {}})
+        layer["counted"] += flops or 0.0
         if group and family(group) in MATRIX:
             layer["time"] += seconds or 0.0
             layer["n"] += 1
             layer["groups"][group] = layer["groups"].get(group, 0.0) + (seconds or 0.0)
     return [
-        Layer(name, useful[name], a["flops"], a["time"], a["n"],
+        Layer(name, useful[name], a["counted"], a["time"], a["n"],
               tuple(sorted(a["groups"], key=lambda g: -a["groups"][g])))
         for name, a in acc.items()
     ]  # fmt: skip
