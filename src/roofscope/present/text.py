@@ -11,10 +11,11 @@ markup) or :func:`shown_doc` (every string of a report dict), and consoles come 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.text import Text
+if TYPE_CHECKING:  # Rich is imported where it draws: `roofscope --help` needs none of it
+    from rich.console import Console
+    from rich.text import Text
 
 # C0, DEL, C1, and the bidirectional overrides/isolates that reorder what a line shows
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -37,6 +38,8 @@ def shown(value: object, lines: bool = False) -> str:
 
 def plain(value: object, style: str = "", lines: bool = False, **kwargs: Any) -> Text:
     """A Rich ``Text`` of ``value`` shown verbatim: never parsed as markup."""
+    from rich.text import Text
+
     return Text(shown(value, lines), style=style, **kwargs)
 
 
@@ -54,4 +57,6 @@ def shown_doc(value: Any) -> Any:
 
 def console(**kwargs: Any) -> Console:
     """A console that never reads markup in the strings it prints (tables included)."""
+    from rich.console import Console
+
     return Console(markup=False, **kwargs)
