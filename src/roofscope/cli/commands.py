@@ -1,5 +1,5 @@
-"""The parser, ``open`` (the TUI), ``report``, ``advise``, ``monitor`` and ``record`` (GPUs),
-and ``main``, which dispatches to these and to the commands of :mod:`~roofscope.cli.compare`
+"""The parser, ``open`` (the TUI), ``report``, ``advise``, ``export``, ``monitor`` and ``record``
+(GPUs), and ``main``, which dispatches to these and to the commands of :mod:`~roofscope.cli.compare`
 (``diff``, ``scaling``, ``cost``, ``mig``) and :mod:`~roofscope.cli.profile` (``profile``, ``runs``,
 ``doctor``, ``ceilings``).
 
@@ -104,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_load_options(report)
     _add_advise(sub)
+    _add_export(sub)
     compare_commands.add_parsers(sub)
     _add_monitor(sub)
     _add_record(sub)
@@ -134,6 +135,31 @@ def _add_advise(sub: argparse._SubParsersAction) -> None:
         "--top", type=int, default=None, metavar="N", help="only the first N items per report"
     )
     add_load_options(advise)
+
+
+def _add_export(sub: argparse._SubParsersAction) -> None:
+    export = sub.add_parser(
+        "export",
+        help="write many reports as one Parquet dataset (DuckDB, pyarrow, Spark read it)",
+        description="Write each report's launches, groups and totals into one Hive-partitioned "
+        "Parquet dataset (DIR/{reports,groups,launches}/gpu=GPU/report=ID/part-0.parquet), "
+        "with the numbers and units of report --format json. ID is the file name and a hash of "
+        "its content: exporting a file again replaces its partition. Each file is loaded on "
+        "its own (no ncu/nsys pairing). Columns: docs/parquet.md.",
+    )
+    export.add_argument(
+        "--parquet",
+        required=True,
+        metavar="DIR",
+        help="the dataset folder: made if missing; an existing one is added to",
+    )
+    export.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="ncu or nsys exports, as for roofscope report (not GPU recordings)",
+    )
+    add_load_options(export)
 
 
 def _add_interval(parser: argparse.ArgumentParser) -> None:
@@ -271,6 +297,36 @@ def _advise(args: argparse.Namespace) -> int:
     return 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from roofscope.errors import escape_controls
+    from roofscope.output.parquet import ParquetDataset
+
+    if not args.files:
+        raise RoofscopeError("export: no files given", hint="roofscope export --parquet DIR FILE…")
+    dataset = ParquetDataset(args.parquet)  # checks the folder, makes nothing yet
+    for path in args.files:  # every missing file before anything is written
+        if not Path(path).exists():
+            raise RoofscopeError("no such file", path=path, hint="check the path")
+    done: dict[str, int] = {}  # report id → launches (a file given twice is one report)
+    groups = replaced = 0
+    for path in args.files:
+        session = load_session(args, [path])
+        try:
+            written = dataset.write(session, path)
+        finally:
+            session.close()
+        if written.report not in done:
+            groups += written.groups
+            replaced += written.replaced
+        done[written.report] = written.launches
+    again = f", {replaced} replaced" if replaced else ""
+    print(
+        f"roofscope: {len(done)} report(s), {sum(done.values()):,} launches, {groups:,} groups "
+        f"→ {escape_controls(str(dataset.root))}{again}"
+    )
+    return 0
+
+
 def _monitor(args: argparse.Namespace) -> int:
     from roofscope.monitor.follow import FollowSource
     from roofscope.monitor.recorder import check_interval
@@ -372,6 +428,7 @@ COMMANDS = {
     "open": _open,
     "report": _report,
     "advise": _advise,
+    "export": _export,
     **compare_commands.COMMANDS,
     "monitor": _monitor,
     "record": _record,
