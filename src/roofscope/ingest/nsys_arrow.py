@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pyarrow as pa
 
@@ -67,7 +67,7 @@ class ArrowSqlite:
         self._con.close()
         self._db.close()
 
-    def batches(self, sql: str, batch_rows: int = BATCH_ROWS) -> pa.RecordBatchReader:
+    def batches(self, sql: str, batch_rows: int | None = None) -> pa.RecordBatchReader:
         """The rows of ``sql`` as a stream of batches; reading a batch may raise (a value whose
         type differs from the column's first batch): callers treat any error as
         :class:`ArrowUnfit`."""
@@ -76,7 +76,8 @@ class ArrowSqlite:
         stmt = adbc_driver_manager.AdbcStatement(self._con)
         self._open.append(stmt)
         try:
-            stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(int(batch_rows))})
+            rows = BATCH_ROWS if batch_rows is None else batch_rows
+            stmt.set_options(**{"adbc.sqlite.query.batch_rows": str(int(rows))})
             stmt.set_sql_query(sql)
             handle, _ = stmt.execute_query()
             return pa.RecordBatchReader.from_stream(handle)
@@ -119,11 +120,14 @@ def conform(column: pa.ChunkedArray, field: pa.Field) -> pa.ChunkedArray:
     raise ArrowUnfit(f"{field.name} is {have}, not {want}")
 
 
-def read_ahead(reader: pa.RecordBatchReader, depth: int = 2) -> Iterator[pa.RecordBatch]:
-    """The batches of ``reader``, read by a second thread up to ``depth`` batches ahead: the
-    driver reads without the GIL while the caller writes the previous batch. An error in the
-    reader is raised here, at the batch where it happened; closing the iterator stops the
-    thread."""
+def read_ahead(
+    open_reader: Callable[[], pa.RecordBatchReader], depth: int = 2
+) -> Iterator[pa.RecordBatch]:
+    """The batches of the reader ``open_reader`` returns, opened and read by a second thread up
+    to ``depth`` batches ahead: the driver reads without the GIL while the caller writes the
+    previous batch (opening runs the query to its first batch, so it goes there too). An error
+    in the reader is raised here, at the batch where it happened; closing the iterator stops
+    the thread."""
     slots: queue.Queue[pa.RecordBatch | BaseException | None] = queue.Queue(maxsize=depth)
     stop = threading.Event()
 
@@ -136,9 +140,12 @@ def read_ahead(reader: pa.RecordBatchReader, depth: int = 2) -> Iterator[pa.Reco
                 continue
         return False
 
+    readers: list[pa.RecordBatchReader] = []
+
     def work() -> None:
         try:
-            for batch in reader:
+            readers.append(open_reader())
+            for batch in readers[0]:
                 if not put(batch):
                     return
             put(None)
@@ -158,4 +165,5 @@ def read_ahead(reader: pa.RecordBatchReader, depth: int = 2) -> Iterator[pa.Reco
     finally:
         stop.set()
         thread.join()
-        reader.close()
+        for reader in readers:
+            reader.close()

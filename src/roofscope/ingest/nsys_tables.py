@@ -189,8 +189,8 @@ class TraceWriter:
     Batches hold ``source_row``, ``start_ns``, ``end_ns``, ``device``, ``stream``, ``name_id``
     (int64) and, when ``detail``, ``grid_size``/``block_size`` (text). ``names`` maps name ids to
     text (``id``, ``value``: one row per id). ``nvtx``: a table ``(source_row, inner, outer)``
-    to join, or None. Call inside a transaction: on :class:`NotStreamable` roll it back (and drop
-    the values table, created before it by :meth:`create_values`).
+    to join, or None. On :class:`NotStreamable` the caller removes the report's rows and reads
+    the file the staged way. The values table is created first, by :meth:`create_values`.
 
     Constants reach Arrow's compute functions as Arrow values made by DuckDB, never as Python
     numbers: converting one makes pyarrow import pandas (0.25 s, a sixth of a million-kernel
@@ -230,9 +230,9 @@ class TraceWriter:
 
     @staticmethod
     def create_values(con: duckdb.DuckDBPyConnection, report_id: int) -> None:
-        """The empty ``values_r{N}`` the writer fills: create it before the transaction, since
-        DuckDB 2.0.0 loses the rows bulk-inserted into a table created in the same transaction
-        (a scan after COMMIT finds none until the database is reopened)."""
+        """The empty ``values_r{N}`` the writer fills. (Never create it in a transaction that
+        then bulk-inserts into it: DuckDB 2.0.0 loses those rows from view after the COMMIT
+        until the database is reopened.)"""
         con.execute(
             create_values(
                 report_id,
@@ -352,6 +352,9 @@ class TraceWriter:
         self.devices.update(found.to_pylist())
         if len(self.devices) > STREAM_DEVICES:
             self.islands_in_sql = True  # merged once at the end instead (finish)
+            return
+        if len(found) == 1:  # the usual case: no copies
+            self._merge(found[0].as_py(), start, end)
             return
         for i in range(len(found)):
             mask = pc.equal(device, found[i])
