@@ -405,15 +405,17 @@ _ALWAYS_NULL = re.compile(r"(coalesce\()?NULL::DOUBLE(, NULL::DOUBLE)*\)?")
 def store_facts(con: duckdb.DuckDBPyConnection, plan: MetricPlan) -> None:
     """Persist one report's facts as ``facts_r{N}`` (run while the cache is being built).
 
-    Columns that are NULL for every launch (a formula without metrics, text no launch has) are
-    left out and put back as NULL by :func:`build_facts`: DuckDB spends ~30 ms per million rows
-    on each all-NULL column it stores, most of a trace's facts (docs/decisions.md)."""
+    Columns that hold one value for every launch are left out and put back by
+    :func:`_stored_facts`: NULL for a formula without metrics or text no launch has, the report
+    id, an ``invocations`` of 1. DuckDB spends 30–50 ms per million rows on storing each such
+    column, most of a trace's facts (docs/decisions.md)."""
     rid = plan.report_id
-    counts = con.execute(
-        f"SELECT {', '.join(f'count({c})' for c in _OPTIONAL_TEXT)} FROM launches "
+    *counts, other_invocations = con.execute(
+        f"SELECT {', '.join(f'count({c})' for c in _OPTIONAL_TEXT)}, "
+        f"count(*) FILTER (WHERE invocations IS DISTINCT FROM 1) FROM launches "
         f"WHERE report_id = {rid}"
     ).fetchall()[0]
-    keep = [n for n, _ in FACT_LAUNCH_COLUMNS if n not in _OPTIONAL_TEXT]
+    keep = ["launch_id", "kernel", *(["invocations"] if other_invocations else [])]
     keep += [c for c, n in zip(_OPTIONAL_TEXT, counts, strict=True) if n]
     keep += [c for c in FACT_COLUMNS if c == TIME_S or not _ALWAYS_NULL.fullmatch(plan.exprs[c])]
     con.execute(
@@ -423,11 +425,14 @@ def store_facts(con: duckdb.DuckDBPyConnection, plan: MetricPlan) -> None:
 
 
 def _stored_facts(con: duckdb.DuckDBPyConnection, rid: int) -> str:
-    """``facts_r{N}`` with every fact column in order, NULL where :func:`store_facts` left a
-    column out (caches built before it stored them all; both read the same)."""
+    """``facts_r{N}`` with every fact column in order, each one :func:`store_facts` left out put
+    back (caches built before it stored them all; both read the same)."""
     have = {d[0] for d in con.execute(f"SELECT * FROM facts_r{rid} LIMIT 0").description}
+    constant = {"report_id": str(int(rid)), "invocations": "1"}
     columns = [*FACT_LAUNCH_COLUMNS, *((c, "DOUBLE") for c in FACT_COLUMNS)]
-    picked = ", ".join(n if n in have else f"CAST(NULL AS {t}) AS {n}" for n, t in columns)
+    picked = ", ".join(
+        n if n in have else f"CAST({constant.get(n, 'NULL')} AS {t}) AS {n}" for n, t in columns
+    )
     return f"SELECT {picked} FROM facts_r{rid}"
 
 

@@ -27,7 +27,6 @@ from typing import Protocol
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.nsys_arrow import ArrowSqlite, ArrowUnfit, read_ahead
@@ -41,6 +40,7 @@ from roofscope.ingest.nsys_tables import (
     TraceWriter,
     create_staging,
     host_kind,
+    names_any,
     write_report,
 )
 from roofscope.ingest.report_info import ReportInfo
@@ -540,7 +540,7 @@ def _stream_kernels(
         attr = "nsys_attr" if _exists(con, "nsys_attr") else None
         writer = TraceWriter(con, rid, names, detail=detail, nvtx=attr)
         for batch in read_ahead(lambda: fast.batches(sql)):
-            if len(clashes) and pc.any(pc.is_in(batch.column(5), value_set=clashes)).as_py():
+            if len(clashes) and names_any(batch.column(5), clashes):
                 raise NotStreamable("a kernel named by a string id listed twice")
             writer.write(batch)
         warnings: list[str] = []

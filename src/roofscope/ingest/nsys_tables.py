@@ -13,9 +13,10 @@ invocation), ``time_min_s``, ``time_max_s``, ``time_med_s``, ``nvtx_inner``, ``n
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from roofscope.ingest.numbers import null_non_finite
 from roofscope.schema import VALUES_R, create_values
@@ -243,6 +244,7 @@ class TraceWriter:
 
     def write(self, batch: pa.RecordBatch) -> None:
         """Check that ``batch`` continues the launch order, then write its rows."""
+        pc = _compute()
         n = batch.num_rows
         if n == 0:
             return
@@ -344,6 +346,7 @@ class TraceWriter:
         so a row opens a new interval exactly when it starts after every earlier end (the
         rule of :func:`_islands`; rows that start together end up in one interval whatever
         their order)."""
+        pc = _compute()
         if self.islands_in_sql:
             return
         if keep is not None:  # rows whose times were dropped are no span
@@ -362,6 +365,7 @@ class TraceWriter:
 
     def _merge(self, dev: int, start: pa.Array, end: pa.Array) -> None:
         """Write one device's intervals that this batch closes; the last one stays open."""
+        pc = _compute()
         n = len(start)
         if n == 0:
             return
@@ -422,5 +426,20 @@ class TraceWriter:
 def _as_text(values: pa.Array) -> pa.DictionaryArray:
     """``CAST(x AS VARCHAR)`` of a column with few distinct values, as a dictionary: DuckDB
     casts each row's number to text itself about 10× slower."""
+    pc = _compute()
     encoded = pc.dictionary_encode(values)
     return pa.DictionaryArray.from_arrays(encoded.indices, encoded.dictionary.cast(pa.string()))
+
+
+def names_any(ids: pa.Array, wanted: pa.Array) -> bool:
+    """Whether any of ``ids`` is in ``wanted``."""
+    pc = _compute()
+    return bool(pc.any(pc.is_in(ids, value_set=wanted)).as_py())
+
+
+def _compute() -> ModuleType:
+    """``pyarrow.compute``, imported on first use: it takes ~0.1 s, which only a first open
+    of a trace needs (a cached re-open never writes one)."""
+    import pyarrow.compute
+
+    return pyarrow.compute
