@@ -200,3 +200,30 @@ def test_stored_facts_read_as_the_full_facts(
     assert len(stored[1]) == (300 if kind == "nsys" else session.reports[0].totals()["launches"])
     narrow = {d[0] for d in session.con.execute("SELECT * FROM facts_r0 LIMIT 0").description}
     assert "report_id" not in narrow and "time_s" in narrow
+
+
+def test_damaged_name_ids_give_the_same_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain_reasons: list[str]
+) -> None:
+    """A kernel without a name id, one naming an id StringIds lacks, a StringIds row without an
+    id and an id listed twice with the same text: streamed, with the staged path's names and
+    counts."""
+    monkeypatch.setattr(nsys_arrow, "BATCH_ROWS", 200)
+    path = _trace(tmp_path / "ids.sqlite", n=700)
+    con = sqlite3.connect(path)
+    for table in (KERNEL, "StringIds"):  # the same tables without NOT NULL
+        con.execute(f"CREATE TABLE loose AS SELECT * FROM {table}")
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"ALTER TABLE loose RENAME TO {table}")
+    con.execute(f"UPDATE {KERNEL} SET demangledName = NULL WHERE rowid IN (5, 450)")
+    con.execute(f"UPDATE {KERNEL} SET demangledName = 987654 WHERE rowid = 300")
+    con.execute("INSERT INTO StringIds VALUES (NULL, 'a string without an id')")
+    con.execute("INSERT INTO StringIds SELECT id, value FROM StringIds WHERE id = 1")
+    con.commit()
+    con.close()
+    fast = _store(path, monkeypatch, tmp_path, "arrow")
+    assert plain_reasons == []
+    assert fast == _store(path, monkeypatch, tmp_path, "sqlite3")
+    names = [row[5] for row in fast["launches"][1]]
+    assert names.count("(unnamed)") == 3
+    assert any("3 kernel(s) name a string id" in row[1] for row in fast["warnings"][1])

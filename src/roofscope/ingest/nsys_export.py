@@ -206,11 +206,11 @@ class SqliteExport:
     """An SQLite export: small answers through ``sqlite3``, tables through the Arrow reader where
     it gives exactly what ``sqlite3`` would (else through ``sqlite3``, value by value)."""
 
-    def __init__(self, con: sqlite3.Connection, *, fast: bool = True):
+    def __init__(self, con: sqlite3.Connection):
         self.con = con
         self.tables = schema(con)
         self._fast: ArrowSqlite | None = None
-        self._fast_tried = not fast
+        self._fast_tried = False
 
     @property
     def fast(self) -> ArrowSqlite | None:
@@ -574,8 +574,11 @@ def _note_plain(export: Export, info: ReportInfo, why: str) -> None:
     """Say that a large export is read the slow way; small ones read fast either way."""
     if os.environ.get(READER_ENV, "").strip().lower() == "sqlite3":
         return
-    ((top,),) = export.fetchall(f"SELECT max(rowid) FROM {KERNEL}")
-    if (top or 0) >= SLOW_NOTE_KERNELS:
+    try:
+        ((top,),) = export.fetchall(f"SELECT max(rowid) FROM {KERNEL}")
+    except sqlite3.Error:
+        return  # a damaged file: the staged path says what is wrong with it
+    if isinstance(top, int) and top >= SLOW_NOTE_KERNELS:
         info.warnings.append(
             f"read with Python's sqlite3 rather than the Arrow reader ({why}): this first open "
             f"of {top:,} kernels is several times slower; later opens read the cache"

@@ -269,7 +269,8 @@ class TraceWriter:
             device32 = device.cast(pa.int32())  # range-checked: a 64-bit id is damage
         except pa.ArrowInvalid as exc:
             raise NotStreamable("a device id beyond 32 bits") from exc
-        index = pc.index_in(name_id, value_set=self.name_ids)
+        # a NULL id names nothing, as in the staged path's join (even if StringIds has one)
+        index = pc.index_in(name_id, value_set=self.name_ids, skip_nulls=True)
         self.unnamed += index.null_count
         kernel = pa.DictionaryArray.from_arrays(
             pc.fill_null(index, self.unnamed_index), self.name_text
