@@ -13,6 +13,7 @@ SQLite kernel rows are read in chunks of plain integers (names stay ids until Du
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -539,10 +540,11 @@ def _stream_kernels(
         clashes = con.sql("SELECT id FROM nsys_str_conflicts").to_arrow_table().column(0)
         attr = "nsys_attr" if _exists(con, "nsys_attr") else None
         writer = TraceWriter(con, rid, names, detail=detail, nvtx=attr)
-        for batch in read_ahead(lambda: fast.batches(sql)):
-            if len(clashes) and names_any(batch.column(5), clashes):
-                raise NotStreamable("a kernel named by a string id listed twice")
-            writer.write(batch)
+        with contextlib.closing(read_ahead(lambda: fast.batches(sql))) as batches:
+            for batch in batches:  # (closing stops the reading thread at once on an error)
+                if len(clashes) and names_any(batch.column(5), clashes):
+                    raise NotStreamable("a kernel named by a string id listed twice")
+                writer.write(batch)
         warnings: list[str] = []
         launches = writer.finish(warnings)
     except Exception as exc:  # any: the staged path reads the file again and decides
