@@ -10,17 +10,21 @@ interleaved so that a noisy machine slows them alike:
   summary, the cache removed before each run;
 * ``sqlite3 GROUP BY``: the same per-name summary as one SQLite query (what ``nsys stats``
   does) — the baseline of issue 20 (target: first open ≤ 2.5× it, peak < 1.5 GB);
-* with ``--plain``, ``roofscope first open, sqlite3 reader`` (``ROOFSCOPE_NSYS_READER=sqlite3``:
-  every value through Python's ``sqlite3``, the reader before issue 20).
+* with ``--plain``, once per size (in the first repeat), ``roofscope first open, sqlite3
+  reader`` (``ROOFSCOPE_NSYS_READER=sqlite3``: every value through Python's ``sqlite3`` and the
+  staged writer, as before issue 20).
 
 Then two cached re-opens (DESIGN.md §7: < 3 s for 10 M kernels on 2 cores) and, up to 2 M
 kernels, pandas ``read_sql`` + ``groupby``. "process s" is the whole process (imports
-included); "× GROUP BY" is the median over repeats of each repeat's own ratio.
+included), "cpu s" its user + system time (all threads); "× GROUP BY" is the median of each run's
+ratio to the GROUP BY of its own repeat (to every GROUP BY for the cached and pandas rows), and
+"cpu ×" the same for CPU time, which a busy machine distorts less.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import platform
@@ -45,11 +49,11 @@ t_open = time.perf_counter() - t0
 rows = s.reports[0].rows("group")
 t_all = time.perf_counter() - t
 t_summary = time.perf_counter() - t0
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+ru = resource.getrusage(resource.RUSAGE_SELF)
 warnings = [w for r in s.reports for w in r.warnings]
 print(json.dumps({"open_s": t_open, "summary_s": t_summary, "total_s": t_all, "groups": len(rows),
-                  "launches": sum(r["launches"] for r in rows), "peak_mib": peak,
-                  "warnings": warnings}))
+                  "launches": sum(r["launches"] for r in rows), "peak_mib": ru.ru_maxrss / 1024,
+                  "cpu_s": ru.ru_utime + ru.ru_stime, "warnings": warnings}))
 """
 SQLITE = """
 import json, resource, sqlite3, sys, time
@@ -58,9 +62,10 @@ con = sqlite3.connect(sys.argv[1])
 rows = con.execute("SELECT s.value, count(*), sum(k.end - k.start), avg(k.end - k.start), "
     "min(k.end - k.start), max(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
     "JOIN StringIds s ON s.id = k.demangledName GROUP BY s.value").fetchall()
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"total_s": time.perf_counter() - t, "groups": len(rows),
-                  "launches": sum(r[1] for r in rows), "peak_mib": peak}))
+                  "launches": sum(r[1] for r in rows), "peak_mib": ru.ru_maxrss / 1024,
+                  "cpu_s": ru.ru_utime + ru.ru_stime}))
 """
 PANDAS = """
 import json, resource, sqlite3, sys, time
@@ -72,9 +77,10 @@ names = pd.read_sql("SELECT id, value FROM StringIds", con)
 k = k.merge(names, left_on="demangledName", right_on="id")
 k["dur"] = k["end"] - k["start"]
 g = k.groupby("value")["dur"].agg(["count", "sum", "mean", "median", "min", "max"])
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({"total_s": time.perf_counter() - t, "groups": len(g),
-                  "launches": int(g["count"].sum()), "peak_mib": peak}))
+                  "launches": int(g["count"].sum()), "peak_mib": ru.ru_maxrss / 1024,
+                  "cpu_s": ru.ru_utime + ru.ru_stime}))
 """
 
 FIRST = "roofscope first open (Arrow reader)"
@@ -121,10 +127,10 @@ def measure(path: Path, kernels: int, work: Path, repeats: int, plain: bool) -> 
     runs: dict[str, list[dict]] = {FIRST: [], GROUP_BY: []}
     if plain:
         runs[PLAIN] = []
-    for _ in range(repeats):
+    for repeat in range(repeats):
         runs[FIRST].append(cold(path, fast_env))
         runs[GROUP_BY].append(run(SQLITE, path, base))
-        if plain:
+        if plain and repeat == 0:  # the reader before issue 20: once, it is slow
             runs[PLAIN].append(cold(path, plain_env))
     runs["roofscope cached: re-open + grouped summary"] = [
         run(ROOFSCOPE, path, fast_env) for _ in range(2)
@@ -141,8 +147,8 @@ def measure(path: Path, kernels: int, work: Path, repeats: int, plain: bool) -> 
 def table(kernels: int, rows: list[tuple]) -> None:
     base = dict(rows)[GROUP_BY]
     print(
-        f"\n{kernels:,} kernels\n{'step':44} {'process s':>9} {'in-proc s':>9} {'peak MiB':>9} "
-        f"{'× GROUP BY':>10}  {'launches':>11}  runs (process s)"
+        f"\n{kernels:,} kernels\n{'step':44} {'process s':>9} {'in-proc s':>9} {'cpu s':>6} "
+        f"{'peak MiB':>8} {'× GROUP BY':>10} {'cpu ×':>6}  {'launches':>10}  runs (process s)"
     )
     for label, runs in rows:
         total = statistics.median(r["total_s"] for r in runs)
@@ -151,17 +157,18 @@ def table(kernels: int, rows: list[tuple]) -> None:
             if "summary_s" in runs[0]
             else " " * 9
         )
+        cpu = statistics.median(r["cpu_s"] for r in runs)
         peak = max(r["peak_mib"] for r in runs)
-        if len(runs) == len(base):  # each repeat against its own GROUP BY
-            ratio = statistics.median(
-                r["total_s"] / b["total_s"] for r, b in zip(runs, base, strict=True)
-            )
-        else:
-            ratio = total / statistics.median(b["total_s"] for b in base)
+        # each run against the GROUP BY of its own repeat where it has one
+        pairs = list(zip(runs, base, strict=False))
+        if label.startswith("roofscope cached") or label.startswith("pandas"):
+            pairs = [(r, b) for r in runs for b in base]
+        ratio = statistics.median(r["total_s"] / b["total_s"] for r, b in pairs)
+        cpu_ratio = statistics.median(r["cpu_s"] / b["cpu_s"] for r, b in pairs)
         shown = ", ".join(f"{r['total_s']:.2f}" for r in runs)
         print(
-            f"{label:44} {total:9.2f} {inproc} {peak:9.0f} {ratio:10.2f}  "
-            f"{runs[0]['launches']:11,}  {shown}"
+            f"{label:44} {total:9.2f} {inproc} {cpu:6.2f} {peak:8.0f} {ratio:10.2f} "
+            f"{cpu_ratio:6.2f}  {runs[0]['launches']:10,}  {shown}"
         )
 
 
@@ -172,6 +179,8 @@ def main() -> None:
     parser.add_argument("--plain", action="store_true", help="also the sqlite3 reader")
     parser.add_argument("--keep", type=Path, default=None, help="reuse/keep the exports here")
     args = parser.parse_args()
+    # byte-compile once, so that no step pays for it (PYTHONDONTWRITEBYTECODE, a fresh clone)
+    compileall.compile_dir(ROOT / "src", quiet=1)
     work = args.keep or Path(tempfile.mkdtemp(prefix="roofscope-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     print(
