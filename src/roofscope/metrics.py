@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 
 import duckdb
@@ -387,11 +388,52 @@ def signature(plan: MetricPlan) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+# The launch columns of the facts, with their types; every derived column is a DOUBLE.
+FACT_LAUNCH_COLUMNS = (
+    ("report_id", "INTEGER"),
+    ("launch_id", "BIGINT"),
+    ("kernel", "VARCHAR"),
+    ("invocations", "BIGINT"),
+    ("nvtx", "VARCHAR"),
+    ("block_size", "VARCHAR"),
+    ("grid_size", "VARCHAR"),
+)
+_OPTIONAL_TEXT = ("nvtx", "block_size", "grid_size")
+_ALWAYS_NULL = re.compile(r"(coalesce\()?NULL::DOUBLE(, NULL::DOUBLE)*\)?")
+
+
 def store_facts(con: duckdb.DuckDBPyConnection, plan: MetricPlan) -> None:
-    """Persist one report's facts as ``facts_r{N}`` (run while the cache is being built)."""
+    """Persist one report's facts as ``facts_r{N}`` (run while the cache is being built).
+
+    Columns that hold one value for every launch are left out and put back by
+    :func:`_stored_facts`: NULL for a formula without metrics or text no launch has, the report
+    id, an ``invocations`` of 1. DuckDB spends 30–50 ms per million rows on storing each such
+    column, most of a trace's facts (docs/decisions.md)."""
     rid = plan.report_id
-    con.execute(f"CREATE TABLE facts_r{rid} AS {facts_select(plan)}")
+    *counts, other_invocations = con.execute(
+        f"SELECT {', '.join(f'count({c})' for c in _OPTIONAL_TEXT)}, "
+        f"count(*) FILTER (WHERE invocations IS DISTINCT FROM 1) FROM launches "
+        f"WHERE report_id = {rid}"
+    ).fetchall()[0]
+    keep = ["launch_id", "kernel", *(["invocations"] if other_invocations else [])]
+    keep += [c for c, n in zip(_OPTIONAL_TEXT, counts, strict=True) if n]
+    keep += [c for c in FACT_COLUMNS if c == TIME_S or not _ALWAYS_NULL.fullmatch(plan.exprs[c])]
+    con.execute(
+        f"CREATE TABLE facts_r{rid} AS SELECT {', '.join(keep)} FROM ({facts_select(plan)})"
+    )
     con.execute("INSERT INTO meta VALUES (?, ?)", [f"facts_signature_r{rid}", signature(plan)])
+
+
+def _stored_facts(con: duckdb.DuckDBPyConnection, rid: int) -> str:
+    """``facts_r{N}`` with every fact column in order, each one :func:`store_facts` left out put
+    back (caches built before it stored them all; both read the same)."""
+    have = {d[0] for d in con.execute(f"SELECT * FROM facts_r{rid} LIMIT 0").description}
+    constant = {"report_id": str(int(rid)), "invocations": "1"}
+    columns = [*FACT_LAUNCH_COLUMNS, *((c, "DOUBLE") for c in FACT_COLUMNS)]
+    picked = ", ".join(
+        n if n in have else f"CAST({constant.get(n, 'NULL')} AS {t}) AS {n}" for n, t in columns
+    )
+    return f"SELECT {picked} FROM facts_r{rid}"
 
 
 def build_facts(con: duckdb.DuckDBPyConnection, plans: list[MetricPlan]) -> None:
@@ -408,7 +450,7 @@ def build_facts(con: duckdb.DuckDBPyConnection, plans: list[MetricPlan]) -> None
     for plan in plans:
         rid = plan.report_id
         if stored.get(f"facts_signature_r{rid}") == signature(plan):
-            parts.append(f"SELECT * FROM facts_r{rid}")
+            parts.append(_stored_facts(con, rid))
         else:
             con.execute(f"CREATE OR REPLACE TEMP TABLE facts_tmp_r{rid} AS {facts_select(plan)}")
             parts.append(f"SELECT * FROM facts_tmp_r{rid}")

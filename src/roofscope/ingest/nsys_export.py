@@ -13,6 +13,7 @@ SQLite kernel rows are read in chunks of plain integers (names stay ids until Du
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -21,6 +22,7 @@ import sqlite3
 import tempfile
 import weakref
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -28,24 +30,34 @@ import duckdb
 import pyarrow as pa
 
 from roofscope.errors import RoofscopeError
+from roofscope.ingest.nsys_arrow import ArrowSqlite, ArrowUnfit, read_ahead
 from roofscope.ingest.nsys_tables import (
     LATEST_NS,
     MEM_KINDS,
     MEMCPY_KINDS,
     PAGEABLE,
     PINNED,
+    NotStreamable,
+    TraceWriter,
     create_staging,
     host_kind,
+    names_any,
     write_report,
 )
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import duckdb_name, open_input
-from roofscope.sqlutil import quote_ident, scanned
+from roofscope.schema import VALUES_R
+from roofscope.sqlutil import insert_rows, quote_ident, scanned
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 CHUNK = 250_000
+# ROOFSCOPE_NSYS_READER=sqlite3 reads every table through Python's sqlite3 (the reader before
+# the Arrow one: for comparisons, and a way out should the driver misbehave on some system).
+READER_ENV = "ROOFSCOPE_NSYS_READER"
+# From this many kernels a file that the Arrow reader cannot take says so (it is read, slower).
+SLOW_NOTE_KERNELS = 1_000_000
 # Up to this many kernels, grid and block sizes are copied into the store; above it they are
 # read from the export for the one launch a user opens (copying them doubles ingest time).
 DETAIL_COLUMNS_LIMIT = 100_000
@@ -84,7 +96,20 @@ def sidecars(path: Path) -> list[Path]:
     return found
 
 
-class _CopyConnection(sqlite3.Connection):
+class _Connection(sqlite3.Connection):
+    """A connection that remembers the URI it opened, so that the Arrow reader
+    (:mod:`roofscope.ingest.nsys_arrow`) opens the very same database, recovery included."""
+
+    uri: str | None = None
+
+
+def _open(uri: str) -> sqlite3.Connection:
+    con = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=_Connection)
+    con.uri = uri
+    return con
+
+
+class _CopyConnection(_Connection):
     """A connection to a private copy of an export; the copy goes when the connection does."""
 
     cleanup: weakref.finalize | None = None
@@ -110,7 +135,7 @@ def connect(path: Path) -> sqlite3.Connection:
     if any(p.name.endswith("-wal") for p in pending) and not shm.exists():
         # reading in place would leave a new -shm in the user's folder (or fail read-only)
         return _recovered_copy(resolved, pending, "no -shm beside its -wal")
-    con = sqlite3.connect(uri + "?mode=ro", uri=True, check_same_thread=False)
+    con = _open(uri + "?mode=ro")
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
         return con
@@ -118,11 +143,11 @@ def connect(path: Path) -> sqlite3.Connection:
         con.close()
         pending = sidecars(resolved)  # again: a writer may have made one meanwhile
         if not pending:  # nothing to apply: the main file alone is the database
-            return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+            return _open(uri + "?mode=ro&immutable=1")
         return _recovered_copy(resolved, pending, exc)
     except sqlite3.Error:
         con.close()  # not a database, damaged…: reported by the caller's own reads
-        return sqlite3.connect(uri + "?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        return _open(uri + "?mode=ro&immutable=1")
 
 
 def _recovered_copy(path: Path, pending: list[Path], why: object) -> sqlite3.Connection:
@@ -146,6 +171,7 @@ def _recovered_copy(path: Path, pending: list[Path], why: object) -> sqlite3.Con
             f"'PRAGMA wal_checkpoint(TRUNCATE)', or copy it with {names} to a writable folder",
         ) from exc
     con.cleanup = weakref.finalize(con, shutil.rmtree, tmp, ignore_errors=True)
+    con.uri = copy.resolve().as_uri()
     try:
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
     except sqlite3.Error:
@@ -178,17 +204,42 @@ def has(export: Export, table: str, *columns: str) -> bool:
 
 
 class SqliteExport:
+    """An SQLite export: small answers through ``sqlite3``, tables through the Arrow reader where
+    it gives exactly what ``sqlite3`` would (else through ``sqlite3``, value by value)."""
+
     def __init__(self, con: sqlite3.Connection):
         self.con = con
         self.tables = schema(con)
+        self._fast: ArrowSqlite | None = None
+        self._fast_tried = False
+
+    @property
+    def fast(self) -> ArrowSqlite | None:
+        """The Arrow reader of the same database, opened on first use; None without it."""
+        if not self._fast_tried:
+            self._fast_tried = True
+            if os.environ.get(READER_ENV, "").strip().lower() != "sqlite3":
+                self._fast = ArrowSqlite.open(getattr(self.con, "uri", None))
+        return self._fast
 
     def close(self) -> None:
+        if self._fast is not None:
+            self._fast.close()
+            self._fast = None
         self.con.close()
 
     def fetchall(self, sql: str) -> list[tuple]:
         return self.con.execute(sql).fetchall()
 
     def arrow(self, sql: str, schema_: pa.Schema) -> pa.Table:
+        if self.fast is not None:
+            try:
+                return self.fast.table(sql, schema_)
+            except ArrowUnfit:
+                pass  # read again below, value by value, with sqlite3's checks and messages
+        return self.plain_arrow(sql, schema_)
+
+    def plain_arrow(self, sql: str, schema_: pa.Schema) -> pa.Table:
         cur = self.con.execute(sql)
         batches = []
         while chunk := cur.fetchmany(CHUNK):
@@ -330,15 +381,21 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
     rid = info.report_id
     conflicts = _strings(con, export)
     create_staging(con)
+    streamed: _Streamed | None = None
     if KERNEL in export.tables:
         _check_kernel_columns(export, info)
-        unnamed = _kernels(con, export, info)
+        streamed = _stream_kernels(con, export, info)
+        if streamed is None:
+            unnamed = _kernels(con, export, info)
+            nvtx = _nvtx(con, export, rid)
+            _attribute_staged(con)
+        else:
+            unnamed, nvtx = streamed.unnamed, streamed.nvtx
         if unnamed:
             info.warnings.append(
                 f"{unnamed} kernel(s) name a string id that StringIds does not hold; "
                 f"shown as (unnamed) — the export may be damaged"
             )
-        nvtx = _nvtx(con, export, rid)
         if nvtx:
             info.warnings.append(nvtx)
     else:
@@ -349,7 +406,12 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
             f"(no kernel uses them); the first row's text is used, so NVTX range names may be "
             f"wrong — the export may be damaged"
         )
-    info.launches = write_report(con, rid, info.warnings)
+    if streamed is None:
+        info.launches = write_report(con, rid, info.warnings)
+    else:
+        con.execute("DROP TABLE stg_kernels")
+        info.launches = streamed.launches
+        info.warnings.extend(streamed.warnings)
     if info.launches == 0 and NO_KERNELS not in info.warnings:
         info.warnings.append(NO_KERNELS)
     dropped = _memops(con, export, rid)
@@ -415,10 +477,9 @@ def _strings(con: duckdb.DuckDBPyConnection, export: Export) -> int:
     return int(conflicts)
 
 
-def _kernels(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -> int:
-    """Stage the kernel rows; returns how many name a string id missing from StringIds.
-    Refuses a kernel name id that StringIds lists twice with different texts: which name is
-    right cannot be known."""
+def _kernel_fields(export: Export) -> tuple[str, list[tuple[str, pa.DataType, str]], bool]:
+    """The name column, the kernel columns read (name, type, SQL) and whether grid and block
+    sizes are among them."""
     cols = export.tables[KERNEL]
     name = "demangledName" if "demangledName" in cols else "shortName"
     ((top,),) = export.fetchall(f"SELECT max(rowid) FROM {KERNEL}")
@@ -439,6 +500,106 @@ def _kernels(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -
             ("grid_size", pa.string(), "printf('(%d, %d, %d)', gridX, gridY, gridZ)"),
             ("block_size", pa.string(), "printf('(%d, %d, %d)', blockX, blockY, blockZ)"),
         ]
+    return name, fields, detail
+
+
+@dataclass
+class _Streamed:
+    """What :func:`_stream_kernels` wrote: counts and warnings in the order the staged path
+    gives them."""
+
+    launches: int
+    unnamed: int
+    nvtx: str | None
+    warnings: list[str]
+
+
+def _stream_kernels(
+    con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
+) -> _Streamed | None:
+    """Kernels (and their NVTX ranges) read as Arrow batches and written straight into the
+    store; None, with what was written removed again, where the file needs the staged path
+    (rows out of start order, values of odd types, a string id clash, no Arrow reader): that
+    path then reads it with every check and message it always had.
+
+    No transaction around it: DuckDB holds a transaction's appended rows in memory until it
+    commits (1.53 GB peak at ten million kernels, 0.99 GB without; docs/decisions.md)."""
+    if not isinstance(export, SqliteExport):
+        return None  # a parquetdir: DuckDB reads it, already as Arrow
+    fast = export.fast
+    if fast is None:
+        _note_plain(export, info, "the adbc-driver-sqlite package could not be loaded")
+        return None
+    rid = info.report_id
+    _, fields, detail = _kernel_fields(export)
+    sql = f"SELECT {', '.join(f[2] for f in fields)} FROM {KERNEL}"
+    try:
+        TraceWriter.create_values(con, rid)
+        nvtx = _nvtx(con, export, rid)
+        names = con.sql("SELECT id, value FROM nsys_str ORDER BY id").to_arrow_table()
+        clashes = con.sql("SELECT id FROM nsys_str_conflicts").to_arrow_table().column(0)
+        attr = "nsys_attr" if _exists(con, "nsys_attr") else None
+        writer = TraceWriter(con, rid, names, detail=detail, nvtx=attr)
+        with contextlib.closing(read_ahead(lambda: fast.batches(sql))) as batches:
+            for batch in batches:  # (closing stops the reading thread at once on an error)
+                if len(clashes) and names_any(batch.column(5), clashes):
+                    raise NotStreamable("a kernel named by a string id listed twice")
+                writer.write(batch)
+        warnings: list[str] = []
+        launches = writer.finish(warnings)
+    except Exception as exc:  # any: the staged path reads the file again and decides
+        _discard(con, rid)
+        _note_plain(export, info, _reason(exc))
+        return None
+    finally:
+        con.execute("DROP TABLE IF EXISTS nsys_attr")
+    return _Streamed(launches, writer.unnamed, nvtx, warnings)
+
+
+# What _stream_kernels writes for a report, all of it removed when it hands the file over.
+_STREAMED_TABLES = ("launches", "spans", "launch_nvtx", "islands", "nvtx_ranges", "catalogue")
+
+
+def _discard(con: duckdb.DuckDBPyConnection, report_id: int) -> None:
+    rid = int(report_id)
+    for table in _STREAMED_TABLES:
+        con.execute(f"DELETE FROM {table} WHERE report_id = {rid}")
+    con.execute(f"DROP TABLE IF EXISTS {VALUES_R.name(rid)}")
+
+
+def _reason(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
+    return text
+
+
+def _note_plain(export: Export, info: ReportInfo, why: str) -> None:
+    """Say that a large export is read the slow way; small ones read fast either way."""
+    if os.environ.get(READER_ENV, "").strip().lower() == "sqlite3":
+        return
+    try:
+        ((top,),) = export.fetchall(f"SELECT max(rowid) FROM {KERNEL}")
+    except sqlite3.Error:
+        return  # a damaged file: the staged path says what is wrong with it
+    if isinstance(top, int) and top >= SLOW_NOTE_KERNELS:
+        info.warnings.append(
+            f"read with Python's sqlite3 rather than the Arrow reader ({why}): this first open "
+            f"of {top:,} kernels is several times slower; later opens read the cache"
+        )
+
+
+def _exists(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ?", [table]
+        ).fetchall()[0][0]
+    )
+
+
+def _kernels(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -> int:
+    """Stage the kernel rows; returns how many name a string id missing from StringIds.
+    Refuses a kernel name id that StringIds lists twice with different texts: which name is
+    right cannot be known."""
+    name, fields, detail = _kernel_fields(export)
     sql = f"SELECT {', '.join(f[2] for f in fields)} FROM {KERNEL}"
     table = export.arrow(sql, pa.schema([(f[0], f[1]) for f in fields]))
     sizes = "k.grid_size, k.block_size" if detail else "NULL, NULL"
@@ -470,7 +631,9 @@ def _kernels(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo) -
 
 
 def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str | None:
-    """Attribute each kernel to the NVTX ranges open on the thread that launched it.
+    """Attribute each kernel to the NVTX ranges open on the thread that launched it, into the
+    temporary table ``nsys_attr`` (``source_row``, ``inner``, ``outer``; absent when no kernel
+    can be tied to a range).
 
     As ``nsys stats --report nvtx_kern_sum``: the kernel's CUDA API call (same
     ``correlationId``) happened on a thread at a time; the ranges open there and then enclose
@@ -514,14 +677,20 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
         con.execute(
             "CREATE OR REPLACE TEMP TABLE nsys_attr AS SELECT c.source_row, s.inner, s.outer "
             "FROM nsys_calls c ASOF JOIN nsys_segments s ON c.tid = s.tid "
-            "AND c.t >= s.seg_start WHERE c.t < s.seg_end"
+            "AND c.t >= s.seg_start WHERE c.t < s.seg_end ORDER BY c.source_row"
         )
+    return None
+
+
+def _attribute_staged(con: duckdb.DuckDBPyConnection) -> None:
+    """Copy the NVTX attribution :func:`_nvtx` left in ``nsys_attr`` onto the staged kernels."""
+    if not _exists(con, "nsys_attr"):
+        return
     con.execute(
         "UPDATE stg_kernels SET nvtx_inner = a.inner, nvtx_outer = a.outer FROM nsys_attr a "
         "WHERE a.source_row = stg_kernels.source_row"
     )
     con.execute("DROP TABLE nsys_attr")
-    return None
 
 
 def _segments(ranges: list[tuple[int, int, int, str]]) -> pa.Table:
@@ -598,14 +767,17 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> i
             ("dst_kind", pa.int64()),
         ]
     )
-    names = pa.table(
-        {"id": pa.array([*labels, -1], pa.int64()), "label": [*labels.values(), "memset"]}
-    )
-    hosts = pa.table(
-        {
-            "id": pa.array(list(mem_kinds), pa.int64()),
-            "host": [host_kind(label, None) for label in mem_kinds.values()],
-        }
+    if not parts:
+        return 0
+    # small lookup tables made by DuckDB: pyarrow would import pandas to convert Python lists
+    con.execute("CREATE OR REPLACE TEMP TABLE nsys_labels (id BIGINT, label VARCHAR)")
+    insert_rows(con, "nsys_labels", ("id", "label"), [*labels.items(), (-1, "memset")])
+    con.execute("CREATE OR REPLACE TEMP TABLE nsys_hosts (id BIGINT, host VARCHAR)")
+    insert_rows(
+        con,
+        "nsys_hosts",
+        ("id", "host"),
+        [(i, host_kind(label, None)) for i, label in mem_kinds.items()],
     )
     valid = f"m.start_ns >= 0 AND m.end_ns >= m.start_ns AND m.end_ns <= {LATEST_NS}"
     host = (
@@ -615,7 +787,7 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> i
     dropped = 0
     for sql in parts:
         table = export.arrow(sql, fields)
-        with scanned(con, nsys_memops=table, nsys_labels=names, nsys_hosts=hosts):
+        with scanned(con, nsys_memops=table):
             ((inserted,),) = con.execute(  # DuckDB answers an INSERT with the rows it added
                 f"INSERT INTO memops SELECT {int(report_id)}, m.start_ns, m.end_ns, m.device, "
                 f"m.stream, m.bytes, coalesce(l.label, 'memcpy kind ' || m.kind_id), 1, "
@@ -625,6 +797,8 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> i
                 f"LEFT JOIN nsys_hosts hd ON hd.id = m.dst_kind WHERE {valid}"
             ).fetchall()
             dropped += table.num_rows - inserted
+    con.execute("DROP TABLE nsys_labels")
+    con.execute("DROP TABLE nsys_hosts")
     return int(dropped)
 
 
