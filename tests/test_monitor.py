@@ -289,6 +289,8 @@ def test_follow_once_and_record_summary_through_the_cli(tmp_path):
         ),
         (("monitor", "--interval", "0.01", "--follow", "x"), "interval 0.01 s is out of range"),
         (("monitor", "--follow", "/nonexistent/*.parquet", "--once"), "no samples in the followed"),
+        (("monitor", "--stale-after", "60"), "--stale-after needs --follow"),
+        (("monitor", "--follow", "x", "--stale-after", "-1"), "--stale-after needs --follow"),
     ],
 )
 def test_user_errors_are_one_line_with_exit_2(args, message):

@@ -139,7 +139,8 @@ class FollowSource:
         self.label = "following " + " ".join(Path(p).name for p in patterns)
         self._nodes: dict[str, _Node] = {}
         self._expansions = [_Expansion(p) for p in patterns]
-        self._not_recordings: dict[str, tuple[int, int]] = {}  # path → identity when checked
+        # path → (identity, checked twice) of a match that is not a recording (yet)
+        self._not_recordings: dict[str, tuple[tuple[int, int], bool]] = {}
         self._watch: frozenset[str] | None = None  # None: every recording
         self._lock = threading.Lock()
         self._sent: list[NodeStatus] | None = None
@@ -175,13 +176,15 @@ class FollowSource:
                 except OSError:
                     continue
                 ident = (st.st_ino, st.st_mtime_ns)
-                if self._not_recordings.get(name) == ident:
+                checked = self._not_recordings.get(name)
+                if checked == (ident, True):
                     continue
                 if is_recording(Path(name)):
                     self._not_recordings.pop(name, None)
                     found.append(name)
-                else:
-                    self._not_recordings[name] = ident
+                else:  # checked once more on the next read: mtimes are coarse
+                    again = checked is not None and checked[0] == ident
+                    self._not_recordings[name] = (ident, again)
         return found
 
     # -- one tick ------------------------------------------------------------------------------

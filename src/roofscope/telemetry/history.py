@@ -132,8 +132,7 @@ class SeriesHistory:
         n = 2 * ((over + 1) // 2)
         starts, ends = tier.t0[0:n:2].tolist(), tier.t1[1:n:2].tolist()
         merged = [
-            [_mean(a, b) for a, b in zip(col[0:n:2], col[1:n:2], strict=True)]
-            for col in tier.cols
+            [_mean(a, b) for a, b in zip(col[0:n:2], col[1:n:2], strict=True)] for col in tier.cols
         ]
         del tier.t0[:n], tier.t1[:n]
         for col in tier.cols:
