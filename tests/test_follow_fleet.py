@@ -17,6 +17,7 @@ from roofscope.monitor.follow import FollowSource
 from roofscope.telemetry.history import SeriesHistory
 from roofscope.telemetry.recording import RecordingWriter, from_table, parts, read_recorded
 from roofscope.tui.monitor_app import MonitorApp
+from roofscope.tui.panes import monitor
 from roofscope.tui.panes.monitor import WATCH_ALL
 from tests.gpu_fakes import T0, SyntheticSource
 from tests.screen_text import screen_text
@@ -276,7 +277,11 @@ def cards(text: str) -> str:
     return text.split("End live", 1)[1]
 
 
-async def test_the_monitor_flags_stale_nodes_and_reads_only_what_is_on_screen(tmp_path, utc):
+async def test_the_monitor_flags_stale_nodes_and_reads_only_what_is_on_screen(
+    tmp_path, utc, monkeypatch
+):
+    drawn, real = [], monitor.render_card
+    monkeypatch.setattr(monitor, "render_card", lambda *a, **k: drawn.append(a[0]) or real(*a, **k))
     count = WATCH_ALL + 36
     fleet(tmp_path, count, stale={1, 50, 77})
     now = T0 + 304
@@ -294,6 +299,7 @@ async def test_the_monitor_flags_stale_nodes_and_reads_only_what_is_on_screen(tm
         watched = pane._watched
         assert watched is not None and 0 < len(watched) < count
         assert {k[0] for k in pane.histories} == {follower._nodes[p].host for p in watched}
+        assert 0 < len(drawn) <= 2 * 12  # the cards on screen (80×24: 9), not the 100
         text = screen_text(app)
         assert "following *.parquet · 100 nodes · 100 GPUs" in text
         assert "stale: 3 of 100 nodes · node001 last sample 5 min ago · +2 more (n: next)" in text

@@ -71,11 +71,6 @@ class Lines(Widget):
         self.flagged: Callable[[int], bool] = _no
         self._style: Style | None = None
 
-    @property
-    def lines(self) -> list[str]:
-        """Every line (tests and exports; drawing asks for the visible ones only)."""
-        return [self.line(y) for y in range(self.count)]
-
     def show(self, lines: list[str]) -> None:
         self.show_lines(len(lines), lines.__getitem__)
 
