@@ -17,10 +17,10 @@ built afresh under ``--dir`` and followed by a headless ``MonitorApp`` (the code
 The follower's process CPU time (user + system, every thread) between two refreshes over the
 wall time between them is its share of one core per refresh; the first two refreshes (the
 catch-up) are reported apart. Stale nodes are counted from each reading's notes and compared
-with when the appender last flushed each node by its own log (not the files), so an appender
-that falls behind on a busy machine does not count against the follower: a node not flushed
-for over 41 s must be flagged, one flushed in the last 28 s must not, in between either (the
-follower's threshold is three flush intervals as it saw them, at least 30 s).
+with when the appender last flushed each node by its own log (not the files), under the
+follower's documented rule (stale past the largest of 30 s and three flush intervals), so an
+appender that falls behind on a busy machine does not count against the follower; a few
+seconds either side of each change are left out.
 
     python3 bench/follow_fleet.py                       # 1,000 nodes, this checkout
     python3 bench/follow_fleet.py --src ../main/src src --label before after
@@ -53,9 +53,6 @@ from roofscope.telemetry.sample import GpuSample, ProcessInfo  # noqa: E402
 FLUSH_S = 10.0
 ROTATE_S = 600.0
 STALE_S = 30.0  # the follower's threshold at a 10 s flush and a 1 s step
-# The follower's threshold is three flush intervals as it saw them: a flush the appender made
-# late (a busy machine) raises it, so a stop counts as surely stale only past 3 × 13 s.
-SURE_S = 3 * (FLUSH_S + 3) + 2
 START_GRACE_S = 12.0  # the appender's catch-up: every growing node flushed once
 
 
@@ -284,18 +281,22 @@ except BaseException as exc:
 
 
 def expected_stale(
-    wall: float, written: dict[str, float], flushed: dict[str, list[float]]
-) -> tuple:
-    """(sure, unsure) stale hosts at ``wall``, from when the writer last grew each node's
-    files (its own log, not the files): stopped for over SURE_S is stale, under 28 s is not,
-    and in between either (the threshold is learned from the gaps the follower saw)."""
+    wall: float, since: float, written: dict[str, float], flushed: dict[str, list[float]]
+) -> tuple[set[str], set[str]]:
+    """(sure, unsure) stale hosts at ``wall``, from when the writer last grew each node's files
+    by its own log (not the files), with the follower's rule: stale when not grown for longer
+    than the largest of 30 s and three flush intervals (the smallest of the last four gaps
+    seen since ``since``, when the follower started). A few seconds either side are left out."""
     sure, unsure = set(), set()
     for host, first in written.items():
         times = [t for t in flushed.get(host, []) if t <= wall]
         age = wall - (times[-1] if times else first)
-        if age > SURE_S:
+        seen = [t for t in times if t >= since - 1.0]
+        gaps = [b - a for a, b in itertools.pairwise(seen) if b - a >= 0.5][-4:]
+        limit = max(STALE_S, 3 * min(gaps, default=0.0))
+        if age > limit + 3:
             sure.add(host)
-        elif age >= STALE_S - 2:
+        elif age >= min(STALE_S, limit) - 2:
             unsure.add(host)
     return sure, unsure
 
@@ -362,7 +363,7 @@ def run_one(src: Path, args: argparse.Namespace) -> dict:
     details: list[tuple[float, str, str]] = []
     final = None
     for r in recs:
-        sure, unsure = expected_stale(r["wall"], written, log["flushed"])
+        sure, unsure = expected_stale(r["wall"], follow_start, written, log["flushed"])
         flagged = set(r["stale"])
         wrong = (flagged ^ sure) - unsure
         mismatches += len(wrong)
@@ -380,6 +381,7 @@ def run_one(src: Path, args: argparse.Namespace) -> dict:
         "refreshes": len(recs),
         "first_cpu_s": (recs[1]["cpu"] - recs[0]["cpu"]) if len(recs) > 1 else doc.get("cpu"),
         "first_wall_s": recs[0]["read_wall"] if recs else None,
+        "cpu_pct": [round(c, 2) for c in cpu_pct],
         "cpu_p50": pct(cpu_pct, 0.5),
         "cpu_p95": pct(cpu_pct, 0.95),
         "read_cpu_ms_p50": pct([1e3 * r["read_cpu"] for r in recs[2:]], 0.5),

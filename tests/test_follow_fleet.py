@@ -282,7 +282,8 @@ async def test_the_monitor_flags_stale_nodes_and_reads_only_what_is_on_screen(
 ):
     drawn, real = [], monitor.render_card
     monkeypatch.setattr(monitor, "render_card", lambda *a, **k: drawn.append(a[0]) or real(*a, **k))
-    count = WATCH_ALL + 36
+    count = 100
+    assert count > WATCH_ALL
     fleet(tmp_path, count, stale={1, 50, 77})
     now = T0 + 304
     follower = FollowSource([str(tmp_path / "*.parquet")], clock=lambda: now)

@@ -69,7 +69,7 @@ class ProcessInfo:
     host: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class GpuSample:
     """One GPU at one moment. ``host`` and ``gpu`` identify it across a recorded job."""
 

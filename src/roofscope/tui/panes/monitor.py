@@ -15,6 +15,7 @@ fleet. A node whose recording stopped growing is flagged in its cards and in the
 from __future__ import annotations
 
 import math
+import threading
 import time
 from bisect import bisect_right
 from collections.abc import Callable
@@ -49,7 +50,7 @@ INTERVALS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0)
 ZOOMS = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
 PROCESS_ROWS = 5
 KEYS = "f/s faster/slower · +/- zoom · ←/→ scroll back · Home start · End live"
-WATCH_ALL = 64  # following this many nodes or fewer, every one is read at every tick
+WATCH_ALL = 16  # following this many nodes or fewer, every one is read (a small job)
 FLAGGED = Style(bold=True, reverse=True)  # a stale node's card title; the text says it too
 
 
@@ -180,6 +181,7 @@ class MonitorPane(Pane, can_focus=True):
         self._offsets: list[int] = [0]  # first line of each card, and the end
         self._polling = False
         self._poll_soon = False
+        self._read_lock = threading.Lock()
         self._layout: list[tuple[str, str, tuple[int, ...]]] = []
         self._host_processes: dict[str, list[ProcessInfo]] = {}
         self._offsets_key: tuple | None = None
@@ -267,7 +269,10 @@ class MonitorPane(Pane, can_focus=True):
         if source is None:
             return
         try:
-            reading = source.read()
+            # One read at a time: a poll moved up by scrolling can start while one is running
+            # (a thread worker that is cancelled still runs), and a source is not re-entrant.
+            with self._read_lock:
+                reading = source.read()
         except RoofscopeError as exc:
             self.app.call_from_thread(self._source_failed, exc.one_line())
             return
