@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 from pathlib import Path
 
@@ -130,14 +131,22 @@ def test_follower_reads_a_recording_while_it_grows(tmp_path):
     assert leftovers == ["part-000001.parquet"]  # no temporary file survives a flush
 
 
+def written_at(recording: Path, t: float) -> None:
+    """Date a recording's files as if its last flush happened at ``t`` (the tests' clock)."""
+    for part in parts(recording):
+        os.utime(part, (t, t))
+
+
 def record_nodes(folder: Path, hosts: tuple[str, ...], gpus: int, ticks: int) -> None:
-    """One recording per node, as ``roofscope record`` on each node of a job writes them."""
+    """One recording per node, as ``roofscope record`` on each node of a job writes them,
+    its files dated at its last sample."""
     for host in hosts:
         writer = RecordingWriter(folder / f"{host}.parquet")
         src = SyntheticSource(gpus=gpus, host=host)
         for _ in range(ticks):
             writer.add(src.read())
         writer.flush()
+        written_at(writer.path, T0 + ticks - 1)
 
 
 def test_follower_shows_many_nodes_and_flags_stale_ones(tmp_path):
@@ -146,7 +155,14 @@ def test_follower_shows_many_nodes_and_flags_stale_ones(tmp_path):
     reading = follower.read()
     assert sorted(reading.latest()) == [("node01", 0), ("node01", 1), ("node02", 0), ("node02", 1)]
     assert len(reading.samples) == 16
-    assert "node02 GPU 1: stale, last sample 90 s ago" in reading.notes
+    assert reading.notes == [
+        "node01: stale, last sample 90 s ago",
+        "node02: stale, last sample 90 s ago",
+    ]
+    assert [(n.host, n.gpus, n.stale) for n in reading.nodes] == [
+        ("node01", (0, 1), True),
+        ("node02", (0, 1), True),
+    ]
     assert isinstance(follower, GpuSource)
 
 
@@ -273,6 +289,8 @@ def test_follow_once_and_record_summary_through_the_cli(tmp_path):
         ),
         (("monitor", "--interval", "0.01", "--follow", "x"), "interval 0.01 s is out of range"),
         (("monitor", "--follow", "/nonexistent/*.parquet", "--once"), "no samples in the followed"),
+        (("monitor", "--stale-after", "60"), "--stale-after needs --follow"),
+        (("monitor", "--follow", "x", "--stale-after", "-1"), "--stale-after needs --follow"),
     ],
 )
 def test_user_errors_are_one_line_with_exit_2(args, message):

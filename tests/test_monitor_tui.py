@@ -131,13 +131,15 @@ async def test_following_two_nodes_shows_a_card_per_node(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         pane = app.pane
         pane.use_source(follower, poll=False)
+        pane.ingest(follower.read())  # the nodes: then the cards on screen are read
+        assert pane.histories == {} and follower._watch is None
         pane.ingest(follower.read())
         await pilot.pause()
         text = screen_text(app)
         await pilot.press("f")  # a recording is not re-sampled
         assert pane.interval == 1.0
     assert "node01:0 H100" in text and "node02:0 H100" in text
-    assert text.splitlines()[0].startswith("following node*.parquet · 2 GPUs")
+    assert text.splitlines()[0].startswith("following node*.parquet · 2 nodes · 2 GPUs")
     assert_snapshot("monitor-follow-80x24", text.replace(str(tmp_path), "TMP"))
 
 

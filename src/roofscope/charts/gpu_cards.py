@@ -34,10 +34,12 @@ def short_name(name: str) -> str:
     return name.removeprefix("NVIDIA ").removeprefix("Tesla ")
 
 
-def title(label: str, s: GpuSample, width: int = 10_000) -> str:
+def title(label: str, s: GpuSample, width: int = 10_000, flag: str | None = None) -> str:
     """``GPU0 H100 80GB HBM3 · 98% util · 31.2/79.6 GB · 312/700 W · 61°C · 1.98 GHz``, with
-    the parts that do not fit in ``width`` left out whole rather than cut."""
-    parts = [f"{label} {short_name(s.name)}"]
+    the parts that do not fit in ``width`` left out whole rather than cut; a ``flag`` (a stale
+    node) comes right after the label, before anything that could be left out."""
+    head = f"{label} · {flag} · " if flag else f"{label} "
+    parts = [head + short_name(s.name)]
     if s.util_gpu is not None:
         parts.append(f"{100 * s.util_gpu:.0f}% util")
     if s.mem_used is not None and s.mem_total:
@@ -80,8 +82,9 @@ def render_card(
     rows: int,
     ascii_only: bool = False,
     live: bool = True,
+    flag: str | None = None,
 ) -> list[str]:
-    lines = [title(label, latest, width)]
+    lines = [title(label, latest, width, flag)]
     columns = max(4, width - LABEL - VALUE - 1)
     measured = [s for s in SERIES if history.has(s.key)]
     for series in measured[: max(0, rows - 1)]:

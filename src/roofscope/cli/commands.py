@@ -186,6 +186,14 @@ def _add_monitor(sub: argparse._SubParsersAction) -> None:
         metavar="GLOB",
         help="recordings to follow, e.g. '/scratch/job/node*.parquet' (quote the pattern)",
     )
+    monitor.add_argument(
+        "--stale-after",
+        type=float,
+        default=None,
+        metavar="S",
+        help="with --follow: a node whose recording has not grown for S seconds is stale "
+        "(default: the largest of 30 s, 3 of its flush intervals and 5 of its samples)",
+    )
     _add_interval(monitor)
     monitor.add_argument(
         "--once", action="store_true", help="print one sample of every GPU and exit"
@@ -332,8 +340,13 @@ def _monitor(args: argparse.Namespace) -> int:
     from roofscope.monitor.recorder import check_interval
 
     check_interval(args.interval)
+    if args.stale_after is not None and (not args.follow or args.stale_after <= 0):
+        raise RoofscopeError(
+            "--stale-after needs --follow and a positive number of seconds",
+            hint="e.g. --follow '/scratch/job/*.parquet' --stale-after 120",
+        )
     if args.follow:
-        source: GpuSource = FollowSource(list(args.follow))
+        source: GpuSource = FollowSource(list(args.follow), stale_after=args.stale_after)
     else:
         from roofscope.monitor.nvml import NvmlSource
 

@@ -52,6 +52,17 @@ def clock(seconds: float | None) -> str:
     return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
 
 
+def ago(seconds: float) -> str:
+    """How long ago, to the unit a person reads at a glance: ``40 s``, ``12 min``, ``3.5 h``."""
+    if seconds < 120:
+        return f"{max(0.0, seconds):.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 172800:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.0f} days"
+
+
 def cut(text: str, width: int) -> str:
     """At most ``width`` characters, an ellipsis marking the cut (kernel signatures run to
     thousands of characters)."""

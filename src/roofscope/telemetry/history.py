@@ -93,6 +93,52 @@ class SeriesHistory:
             else:
                 tier.drop_oldest()
 
+    def extend(self, ts: Sequence[float], columns: Sequence[Sequence[float | None]]) -> None:
+        """Many samples at once (a follower's catch-up), with the same result as :meth:`add`
+        for each in turn: ``columns`` holds one sequence per key, parallel to ``ts``."""
+        newest = self.last_ts
+        keep = []
+        for i, t in enumerate(ts):
+            if newest is None or t > newest:
+                keep.append(i)
+                newest = t
+        if not keep:
+            return
+        self.added += len(keep)
+        times = [float(ts[i]) for i in keep]
+        cols = [[NAN if (v := col[i]) is None else float(v) for i in keep] for col in columns]
+        if len(self.measured) < len(self.keys):
+            self.measured.update(
+                k for k, col in zip(self.keys, cols, strict=True) if any(v == v for v in col)
+            )
+        self._push(0, times, times, cols)
+
+    def _push(self, level: int, t0: list[float], t1: list[float], cols: list[list[float]]) -> None:
+        """Append buckets to a tier, then move its oldest pairs on as :meth:`add` would: a
+        tier that overflows sheds pairs until it holds ``capacity`` or one less."""
+        tier = self.tiers[level]
+        tier.t0.extend(t0)
+        tier.t1.extend(t1)
+        for col, values in zip(tier.cols, cols, strict=True):
+            col.extend(values)
+        over = len(tier) - self.capacity
+        if over <= 0:
+            return
+        if level + 1 == len(self.tiers):  # the last tier drops its oldest buckets
+            del tier.t0[:over], tier.t1[:over]
+            for col in tier.cols:
+                del col[:over]
+            return
+        n = 2 * ((over + 1) // 2)
+        starts, ends = tier.t0[0:n:2].tolist(), tier.t1[1:n:2].tolist()
+        merged = [
+            [_mean(a, b) for a, b in zip(col[0:n:2], col[1:n:2], strict=True)] for col in tier.cols
+        ]
+        del tier.t0[:n], tier.t1[:n]
+        for col in tier.cols:
+            del col[:n]
+        self._push(level + 1, starts, ends, merged)
+
     @property
     def first_ts(self) -> float | None:
         for tier in reversed(self.tiers):

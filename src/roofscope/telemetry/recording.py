@@ -68,17 +68,20 @@ def to_table(rows: list[tuple[GpuSample, list[ProcessInfo]]]) -> pa.Table:
 def from_table(table: pa.Table) -> Reading:
     """Rows back to samples; the processes are those of each GPU's newest row."""
     reading = Reading()
-    wanted = [n for n in SAMPLE_FIELDS if n in table.column_names]
-    ts = table.column("ts").cast(pa.int64()).to_pylist()
-    cols = {n: table.column(n).to_pylist() for n in wanted if n != "ts"}
-    procs = table.column("processes").to_pylist() if "processes" in table.column_names else None
+    n = table.num_rows
+    names = set(table.column_names)
+    # Positional, column by column: a follower turns a thousand nodes' rows into samples.
+    columns = [[t / 1e6 for t in table.column("ts").cast(pa.int64()).to_pylist()]] + [
+        table.column(name).to_pylist() if name in names else [None] * n
+        for name in SAMPLE_FIELDS[1:]
+    ]
+    reading.samples = samples = [GpuSample(*row) for row in zip(*columns, strict=True)]
     newest: dict[tuple[str, int], int] = {}
-    for i in range(table.num_rows):
-        kwargs = {n: cols[n][i] for n in cols}
-        sample = GpuSample(ts=ts[i] / 1e6, **kwargs)
-        reading.samples.append(sample)
-        if sample.key not in newest or sample.ts >= reading.samples[newest[sample.key]].ts:
-            newest[sample.key] = i
+    for i, sample in enumerate(samples):
+        key = (sample.host, sample.gpu)
+        if key not in newest or sample.ts >= samples[newest[key]].ts:
+            newest[key] = i
+    procs = table.column("processes").to_pylist() if "processes" in names else None
     if procs is not None:
         for i in newest.values():
             s = reading.samples[i]
@@ -205,6 +208,7 @@ class RecordingWriter:
         self.part_number = max(existing, default=0) + 1
         self.pending: list[tuple[GpuSample, list[ProcessInfo]]] = []
         self.flushed: list[pa.Table] = []  # the current part so far, converted once each
+        self.unsaved = False  # rows added as a table since the last write
         self.error: str | None = None  # why the last flush could not write (full disk…)
         umask = os.umask(0)
         os.umask(umask)
@@ -221,12 +225,19 @@ class RecordingWriter:
         for s in reading.samples:
             self.pending.append((s, by_gpu.get(("", s.gpu), [])))
 
+    def add_table(self, table: pa.Table) -> None:
+        """Rows already in the recording's schema, written by the next flush: a converter, or
+        the fleet benchmark, which makes a thousand nodes' rows without a sample object each."""
+        self.flushed.append(table.select(SCHEMA.names).cast(SCHEMA))
+        self.unsaved = True
+
     def flush(self) -> None:
         """Rewrite the current part with every row it holds: atomically, never half a file."""
-        if not self.pending:
+        if not self.pending and not self.unsaved:
             return
-        self.flushed.append(to_table(self.pending))
-        self.pending = []
+        if self.pending:
+            self.flushed.append(to_table(self.pending))
+        self.pending, self.unsaved = [], False
         table = pa.concat_tables(self.flushed)
         tmp = None
         try:

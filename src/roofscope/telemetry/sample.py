@@ -69,7 +69,7 @@ class ProcessInfo:
     host: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class GpuSample:
     """One GPU at one moment. ``host`` and ``gpu`` identify it across a recorded job."""
 
@@ -129,6 +129,19 @@ class GpuSample:
         return out
 
 
+@dataclass(frozen=True, slots=True)
+class NodeStatus:
+    """One followed recording as the Monitor lays it out: known before its samples are read (a
+    follower of a thousand nodes reads only those on screen) and flagged when it stops growing."""
+
+    node: str  # the recording's path: what FollowSource.watch takes
+    host: str  # its samples' host (the file's name until one was read)
+    gpus: tuple[int, ...]  # empty until one was read
+    last_ts: float | None  # its newest sample read, seconds since the epoch
+    grown_at: float | None  # when its files last grew (their mtime)
+    stale: bool  # stopped growing for longer than the follower's threshold
+
+
 @dataclass
 class Reading:
     """What one call of a source returned: new samples (one per GPU for a live source; any
@@ -136,7 +149,11 @@ class Reading:
 
     samples: list[GpuSample] = field(default_factory=list)
     processes: list[ProcessInfo] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # e.g. "node03: last sample 40 s ago"
+    notes: list[str] = field(default_factory=list)  # e.g. "node03: stale, last sample 40 s ago"
+    # A follower's recordings, whenever one of them changed (None: unchanged, or no follower).
+    nodes: list[NodeStatus] | None = None
+    # Recordings whose samples here are their whole history, not only what is new.
+    complete: set[str] = field(default_factory=set)
 
     def latest(self) -> dict[tuple[str, int], GpuSample]:
         out: dict[tuple[str, int], GpuSample] = {}
