@@ -14,12 +14,8 @@ from roofscope.errors import RoofscopeError
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.schema import RECORDING_COLUMNS, create_empty_values
 from roofscope.sqlutil import quote_ident, scanned
+from roofscope.telemetry.recording import CLOCK_JUMP_S, read_recorded
 from roofscope.telemetry.recording import SCHEMA as RECORDING
-from roofscope.telemetry.recording import read_recorded
-
-# An interval longer than this (or negative) is a clock step, not a pause of the recorder: it is
-# left out of a recording's duration (and, like every gap, of its energy), with a warning.
-CLOCK_JUMP_S = 86400.0
 
 
 def _family(arrow: pa.DataType) -> str:
