@@ -253,8 +253,13 @@ class RoofscopeApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_interval(5.0, self._watchdog)
+        opening = self._opening
         if self.session is not None:
             self.call_after_refresh(self._mount_panes)
+        elif opening is not None and opening.done() and opening.exception() is None:
+            # opened while Textual was imported: the panes at once, no "loading…" screen drawn
+            self._opening = None
+            self._opened(opening.result())
         elif self.paths:
             self._open(self.paths)
         elif self.start_pane is not None:
