@@ -28,6 +28,7 @@ import platform
 import pty
 import random
 import re
+import resource
 import select
 import statistics
 import struct
@@ -57,19 +58,26 @@ def _env(src: str | None, cache: str | None) -> dict[str, str]:
     return env
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds from starting the process to its exit (it must succeed)."""
-    start = time.perf_counter()
+def _cpu() -> float:
+    """CPU seconds (user + system) of the children waited for so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from starting the process to its exit (it must succeed), and its CPU seconds."""
+    cpu, start = _cpu(), time.perf_counter()
     done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{argv}: exit {done.returncode}: {done.stderr.decode()[-400:]}")
-    return elapsed
+    return elapsed, _cpu() - cpu
 
 
-def first_paint(argv: list[str], env: dict[str, str], timeout: float = 30.0) -> float:
+def first_paint(argv: list[str], env: dict[str, str], timeout: float = 30.0) -> tuple[float, float]:
     """Seconds from starting ``argv`` on a 160×50 pseudo-terminal to the first output showing
-    MARKER (escape sequences removed)."""
+    MARKER (escape sequences removed), and the CPU seconds the process had used when killed
+    right after (all its threads, DuckDB's included)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
 
@@ -78,12 +86,13 @@ def first_paint(argv: list[str], env: dict[str, str], timeout: float = 30.0) -> 
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
     env = {**env, "TERM": "xterm-256color"}
-    start = time.perf_counter()
+    cpu, start = _cpu(), time.perf_counter()
     proc = subprocess.Popen(
         argv, env=env, stdin=slave, stdout=slave, stderr=slave, preexec_fn=controlling_tty
     )
     os.close(slave)
     seen = b""
+    painted = None
     try:
         while time.perf_counter() - start < timeout:
             ready, _, _ = select.select([master], [], [], 0.05)
@@ -96,19 +105,25 @@ def first_paint(argv: list[str], env: dict[str, str], timeout: float = 30.0) -> 
             except OSError:
                 break
             if MARKER in _ESCAPES.sub(b"", seen):
-                return time.perf_counter() - start
+                painted = time.perf_counter() - start
+                break
     finally:
         proc.kill()
         proc.wait()
         os.close(master)
+    if painted is not None:
+        return painted, _cpu() - cpu
     text = _ESCAPES.sub(b"", seen).decode(errors="replace")[-400:]
     raise SystemExit(f"{argv}: no Kernels table within {timeout} s: {text!r}")
 
 
-def cases(trees: dict[str, str]) -> list[tuple[str, str, Callable[[], float]]]:
+Case = tuple[str, str, Callable[[], tuple[float, float]]]
+
+
+def cases(trees: dict[str, str]) -> list[Case]:
     py = sys.executable
     base = _env(None, None)
-    out: list[tuple[str, str, Callable[[], float]]] = [
+    out: list[Case] = [
         ("python3 -c pass", "", lambda: timed([py, "-c", "pass"], base)),
         ("python3 -S -c pass", "", lambda: timed([py, "-S", "-c", "pass"], base)),
         ("import duckdb", "", lambda: timed([py, "-c", "import duckdb"], base)),
@@ -150,26 +165,32 @@ def main() -> None:
     for src in trees.values():
         compileall.compile_dir(src, quiet=1)
     todo = cases(trees)
-    times: dict[int, list[float]] = {i: [] for i in range(len(todo))}
+    wall: dict[int, list[float]] = {i: [] for i in range(len(todo))}
+    cpu: dict[int, list[float]] = {i: [] for i in range(len(todo))}
     order = list(range(len(todo)))
     shuffle = random.Random(20).shuffle
     for _ in range(args.runs):
         shuffle(order)
         for i in order:
-            times[i].append(todo[i][2]())
+            w, c = todo[i][2]()
+            wall[i].append(w)
+            cpu[i].append(c)
     print(
         f"{platform.node()}: {os.cpu_count()} CPUs, Python {platform.python_version()}, "
         f"{args.runs} runs each, interleaved; load average at the end "
         f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}\n"
     )
-    print("| case | tree | median s | p90 s |")
-    print("|---|---|---:|---:|")
+    print("| case | tree | median s | p90 s | CPU s (median) |")
+    print("|---|---|---:|---:|---:|")
     for i, (name, tree, _) in enumerate(todo):
-        print(f"| {name} | {tree} | {statistics.median(times[i]):.3f} | {p90(times[i]):.3f} |")
-    floor = statistics.median(times[0])
+        print(
+            f"| {name} | {tree} | {statistics.median(wall[i]):.3f} | {p90(wall[i]):.3f} "
+            f"| {statistics.median(cpu[i]):.3f} |"
+        )
+    floor = statistics.median(wall[0])
     for i, (name, tree, _) in enumerate(todo):
         if name == "roofscope --help":
-            own = statistics.median(times[i]) - floor
+            own = statistics.median(wall[i]) - floor
             print(f"\nroofscope --help ({tree}) over python3 -c pass: {own:+.3f} s")
 
 
