@@ -14,10 +14,14 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from roofscope.errors import RoofscopeError
 from roofscope.regex import check_regex, first_match
 from roofscope.tomlfile import read_toml
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,10 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
     )
 )
 
+# Checked by the suite (tests/test_grouping.py), not at every start: checking a pattern compiles
+# it in Python and asks DuckDB (~2 ms each, ~70 ms for the built-ins with DuckDB's start).
+_CHECKED = frozenset(BUILTIN_RULES)
+
 _BRACKETS = re.compile(r"<[^<>]*>|\([^()]*\)|\[[^\[\]]*\]")
 
 
@@ -148,17 +156,23 @@ def base_name(kernel: str) -> str:
 class Grouper:
     """Ordered rules, checked once; a name's group is the first match or its base name.
 
-    Matching runs in RE2 (``roofscope.regex``), so a user's pattern cannot hang the UI.
+    Matching runs in RE2 (``roofscope.regex``), so a user's pattern cannot hang the UI. Rules
+    equal to a built-in one (pattern, group and origin) are known good and not checked again.
     """
 
     def __init__(self, rules: Iterable[Rule]):
         self.rules = list(rules)
         for rule in self.rules:
-            rule.check()
+            if rule not in _CHECKED:
+                rule.check()
 
-    def match_all(self, kernels: Sequence[str]) -> list[tuple[str, str]]:
-        """(group, the rule that decided it) for each name, in one pass over all of them."""
-        hits = first_match([r.pattern for r in self.rules], kernels)
+    def match_all(
+        self, kernels: Sequence[str], con: duckdb.DuckDBPyConnection | None = None
+    ) -> list[tuple[str, str]]:
+        """(group, the rule that decided it) for each name, in one pass over all of them;
+        ``con``: a connection to match on (the session's), rather than the regex module's
+        own, which costs a DuckDB database the first time."""
+        hits = first_match([r.pattern for r in self.rules], kernels, con=con)
         out = []
         for kernel, hit in zip(kernels, hits, strict=True):
             if hit is None:

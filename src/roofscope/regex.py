@@ -47,9 +47,13 @@ def _problem(pattern: str) -> tuple[str, str] | None:
 
 
 def first_match(
-    patterns: Sequence[str], texts: Sequence[str], ignore_case: bool = True
+    patterns: Sequence[str],
+    texts: Sequence[str],
+    ignore_case: bool = True,
+    con: duckdb.DuckDBPyConnection | None = None,
 ) -> list[int | None]:
-    """For each text, the index of the first pattern found in it, or None."""
+    """For each text, the index of the first pattern found in it, or None. ``con``: a
+    connection the caller owns for this thread (else this module's own, per thread)."""
     if not patterns or not texts:
         return [None] * len(texts)
     flag = "'i'" if ignore_case else "'c'"
@@ -57,7 +61,7 @@ def first_match(
         f"WHEN regexp_matches(t, {quote_str(p)}, {flag}) THEN {i}" for i, p in enumerate(patterns)
     )
     sql = f"SELECT list_transform($texts, lambda t: CASE {cases} END)"
-    return _query(sql, list(texts))
+    return _query(sql, list(texts), con)
 
 
 def search(pattern: str, texts: Sequence[str], ignore_case: bool = True) -> list[bool]:
@@ -68,9 +72,9 @@ def search(pattern: str, texts: Sequence[str], ignore_case: bool = True) -> list
 _local = threading.local()
 
 
-def _query(sql: str, texts: list[str]) -> Any:
+def _query(sql: str, texts: list[str], con: duckdb.DuckDBPyConnection | None = None) -> Any:
     # One connection per thread: callers run in Textual workers and the main thread at once.
-    con = getattr(_local, "con", None)
+    con = con or getattr(_local, "con", None)
     if con is None:
         con = _local.con = duckdb.connect()
     params = {"texts": texts} if "$texts" in sql else None

@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import pyarrow as pa
-
 from roofscope.sqlutil import quote_ident
-from roofscope.telemetry.recording import SCHEMA as RECORDING
+from roofscope.telemetry.recording import COLUMNS as RECORDING
+from roofscope.telemetry.recording import PROCESS_FIELDS
 
 # In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
 SCHEMA_VERSION = 11
@@ -60,23 +59,28 @@ class PerReport:
         return f"{self.prefix}{int(report_id)}"
 
 
-def _sql_type(name: str, arrow: pa.DataType) -> str:
+# A recording column's kind (telemetry/recording.py) → its type in the store. Times are seconds
+# since the epoch, like every time in the store; integers of any width are INTEGER.
+_SQL_TYPES = {
+    "timestamp": "DOUBLE",
+    "float64": "DOUBLE",
+    "int16": "INTEGER",
+    "int64": "BIGINT",
+    "bool": "BOOLEAN",
+    "string": "VARCHAR",
+}
+_PROCESS_SQL = (
+    "STRUCT(" + ", ".join(f"{name} {_SQL_TYPES[kind]}" for name, kind in PROCESS_FIELDS) + ")[]"
+)
+
+
+def _sql_type(kind: str) -> str:
     """A recording column's type in the store (the Parquet types are the recorder's)."""
-    if name == "ts":
-        return "DOUBLE"  # seconds since the epoch, like every time in the store
-    if name == "processes":
-        return "STRUCT(pid BIGINT, name VARCHAR, mem_bytes BIGINT)[]"
-    if pa.types.is_floating(arrow):
-        return "DOUBLE"
-    if pa.types.is_integer(arrow):
-        return "INTEGER"
-    if pa.types.is_boolean(arrow):
-        return "BOOLEAN"
-    return "VARCHAR"
+    return _PROCESS_SQL if kind == "processes" else _SQL_TYPES[kind]
 
 
 # The columns of a GPU recording (telemetry/recording.py), as gpu_samples stores them.
-RECORDING_COLUMNS: Columns = tuple((f.name, _sql_type(f.name, f.type)) for f in RECORDING)
+RECORDING_COLUMNS: Columns = tuple((name, _sql_type(kind)) for name, kind in RECORDING)
 
 META = Table("meta", (("key", "VARCHAR"), ("value", "VARCHAR")), primary_key="key")
 REPORTS = Table(

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import sqlite3
+import sys
 import tempfile
 import time
 import zlib
@@ -26,13 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest import ingest_file
-from roofscope.ingest.nsys_export import sidecars
 from roofscope.ingest.nsys_parquet import is_parquet_dir
-from roofscope.ingest.sniff import check_input
+from roofscope.ingest.sniff import check_input, sidecars
 from roofscope.schema import DDL, SCHEMA_VERSION
 from roofscope.sqlutil import insert_rows
 from roofscope.telemetry.recording import broken_parts, is_recording, parts
@@ -187,19 +185,13 @@ def build(
 ) -> None:
     """Create the schema in ``con``, ingest every input as one report each, then let the
     caller add derived tables (``on_build``) before the cache is sealed."""
+    from roofscope.ingest import ingest_file
+
     con.execute(DDL)
     for report_id, path in enumerate(paths):
         try:
             info = ingest_file(con, path, report_id)
-        except (
-            duckdb.Error,
-            OSError,
-            UnicodeError,
-            ValueError,
-            zlib.error,
-            sqlite3.Error,
-            pa.ArrowException,
-        ) as exc:
+        except _reader_errors() as exc:
             # Input we did not foresee: one line for the user, the traceback only on request.
             if os.environ.get("ROOFSCOPE_DEBUG"):
                 raise
@@ -236,29 +228,58 @@ def build(
         on_build(con)
 
 
-def _valid(path: Path, identity: list[dict]) -> bool:
+def _reader_errors() -> tuple[type[BaseException], ...]:
+    """What a reader may raise on input it did not foresee. pyarrow's errors are looked up only
+    where pyarrow is loaded (an ``except`` clause is evaluated when an exception reaches it, and
+    only a reader that imported pyarrow can raise one), so the store never imports it."""
+    errors: tuple[type[BaseException], ...] = (
+        duckdb.Error,
+        OSError,
+        UnicodeError,
+        ValueError,
+        zlib.error,
+        sqlite3.Error,
+    )
+    arrow = getattr(sys.modules.get("pyarrow"), "ArrowException", None)
+    return (*errors, arrow) if arrow is not None else errors
+
+
+def _open_valid(path: Path, identity: list[dict]) -> duckdb.DuckDBPyConnection | None:
+    """The cache at ``path`` attached read-only, when its ``meta`` says it was built from these
+    inputs by this schema, roofscope and DuckDB; None when it was not, or cannot be read.
+
+    One DuckDB database per open: the session's in-memory one, with the cache attached and its
+    ``meta`` read there (each database DuckDB starts costs ~20-30 ms; opening the file on its
+    own to check it first made two). Checking what is attached also leaves no moment in which
+    the file could be replaced between the check and the attach."""
     try:
-        con = _connect(str(path), read_only=True)
+        con = _attach(path)
     except duckdb.Error:
-        return False
+        return None
     try:
         rows = dict(con.execute("SELECT key, value FROM meta").fetchall())
     except duckdb.Error:
-        return False
-    finally:
-        con.close()
-    return (
+        rows = {}
+    if (
         rows.get("schema_version") == str(SCHEMA_VERSION)
         and rows.get("roofscope_version") == __version__
         and rows.get("duckdb_version") == duckdb.__version__
         and rows.get("inputs") == json.dumps(identity, sort_keys=True)
-    )
+    ):
+        return con
+    con.close()
+    _ATTACHED.discard(path)
+    return None
 
 
 def _attach(path: Path) -> duckdb.DuckDBPyConnection:
     con = _connect()
-    con.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS cache (READ_ONLY)")
-    con.execute("USE cache")
+    try:
+        con.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS cache (READ_ONLY)")
+        con.execute("USE cache")
+    except duckdb.Error:
+        con.close()
+        raise
     _ATTACHED.add(path)
     return con
 
@@ -280,11 +301,8 @@ def open_store(
         # Something else (a folder, a socket) holds the cache file's name: never build there.
         con = _build_in_memory(resolved, identity, on_build)
         return OpenedStore(con, None, False, _blocked_note(target))
-    if target.exists() and _valid(target, identity):
-        try:
-            return OpenedStore(_attach(target), target, True)
-        except duckdb.Error:
-            pass  # removed or replaced between the check and the attach: build it again
+    if target.exists() and (con := _open_valid(target, identity)) is not None:
+        return OpenedStore(con, target, True)
     _remove_abandoned_builds(directory)
     try:
         _make_private_dirs(directory)

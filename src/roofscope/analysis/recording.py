@@ -9,7 +9,7 @@ median step — the recorder was stopped, the node hung — are left out of ener
 Intervals are taken in the order the recorder wrote the samples (``seq``), not in timestamp
 order: the timestamps are the wall clock, which an NTP step or a wrong hardware clock moves back
 or years ahead. An interval that goes back, or ahead by more than a day
-(:data:`~roofscope.ingest.recording.CLOCK_JUMP_S`), is such a step: it counts for nothing, not
+(:data:`~roofscope.telemetry.recording.CLOCK_JUMP_S`), is such a step: it counts for nothing, not
 even in ``duration_s`` (the sum of the other intervals, pauses of the recorder included), and
 loading the recording warns about it.
 Energy comes from the driver's energy counter where every interval has it (recordings of other
@@ -25,8 +25,7 @@ from typing import Any
 
 import duckdb
 
-from roofscope.ingest.recording import CLOCK_JUMP_S
-from roofscope.telemetry.recording import from_table
+from roofscope.telemetry.recording import CLOCK_JUMP_S, from_table
 from roofscope.telemetry.sample import Reading
 
 LOW_UTIL = 0.30

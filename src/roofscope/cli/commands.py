@@ -237,22 +237,24 @@ def _add_record(sub: argparse._SubParsersAction) -> None:
 
 
 def _open(args: argparse.Namespace) -> int:
-    from roofscope.session import Options
-    from roofscope.tui.app import RoofscopeApp
+    from roofscope.session import Options, load_in_thread
 
     for path in args.files:  # fail before the screen switches, with the one-line message
         if not Path(path).exists():
             raise RoofscopeError("no such file", path=path, hint="check the path")
     Options(args.gpu, args.ceilings, args.fp16_convention)  # validates the options first
-    app = RoofscopeApp(
-        list(args.files),
-        ascii_only=args.ascii,
-        gpu=args.gpu,
-        ceilings=args.ceilings,
-        fp16_convention=args.fp16_convention,
-        use_cache=not args.no_cache,
-        axis=axis(args),
-    )
+    options = {
+        "gpu": args.gpu,
+        "ceilings": args.ceilings,
+        "fp16_convention": args.fp16_convention,
+        "use_cache": not args.no_cache,
+        "axis": axis(args),
+    }
+    # The reports open while Textual is imported: the first screen comes ~0.1 s sooner
+    opening = load_in_thread(*args.files, **options) if args.files else None
+    from roofscope.tui.app import RoofscopeApp
+
+    app = RoofscopeApp(list(args.files), ascii_only=args.ascii, opening=opening, **options)
     app.run()
     return app.return_code or 0
 
@@ -264,7 +266,8 @@ def _report(args: argparse.Namespace) -> int:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
     session = load_session(args, args.files)
     try:
-        doc = session.report_dict(by=args.by, top=args.top)
+        # advice is JSON's alone (roofscope advise prints it): its rules are not run for the rest
+        doc = session.report_dict(by=args.by, top=args.top, advice=args.format == "json")
     finally:
         session.close()
     if args.format == "table":

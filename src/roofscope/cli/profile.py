@@ -16,7 +16,6 @@ from typing import Any
 
 from roofscope.cli.options import add_format
 from roofscope.errors import RoofscopeError
-from roofscope.present.units import clock
 from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import CLOCK_CONTROL, MODES, PRECISIONS
 from roofscope.profiling.presets import PRESETS
@@ -310,6 +309,8 @@ class _ProgressLine:
 
 def progress_text(p: Any) -> str:
     """``kernel 120/361 (33%) · backward · 1:02 · ETA 2:05 · bn_bw_1C11…``"""
+    from roofscope.present.units import clock  # not at import: roofscope --help needs none
+
     if p.first_kernel_at is None:
         return f"starting ({clock(p.elapsed)})"
     total = f"/{p.expected}" if p.expected else ""

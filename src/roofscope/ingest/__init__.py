@@ -4,26 +4,27 @@ The format is decided by content: an SQLite file is an nsys export, a folder of 
 an nsys parquetdir (or a GPU recording, when roofscope wrote it), ``.nsys-rep``/``.ncu-rep``
 binaries go through the user's own nsys/ncu, and a CSV is an nsys stats table or an ncu
 page depending on its header.
+
+The readers are imported when a file of their format is read, never with this package: the
+cache's readers (``roofscope report`` of a cached export, the TUI) import ``roofscope.ingest``
+through the store and must not pay for pyarrow (the nsys and recording readers) or the
+CSV readers. The detectors tried on every file are the cheap ones, on the first bytes.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
-
-from roofscope.ingest.gaps import warn_partial_metrics
-from roofscope.ingest.ncu_csv import ingest_ncu_csv
-from roofscope.ingest.ncu_rep import converted_csv, is_ncu_rep
-from roofscope.ingest.nsys_events import ingest_nsys_events, is_nsys_events
-from roofscope.ingest.nsys_export import ingest_nsys_parquet, ingest_nsys_sqlite, is_sqlite
+from roofscope.ingest.ncu_rep import is_ncu_rep
 from roofscope.ingest.nsys_parquet import is_parquet_dir
-from roofscope.ingest.nsys_rep import converted_sqlite, is_nsys_rep
-from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
-from roofscope.ingest.recording import ingest_recording, refuse_parquet
+from roofscope.ingest.nsys_rep import is_nsys_rep
 from roofscope.ingest.report_info import ReportInfo
-from roofscope.ingest.sniff import check_input
+from roofscope.ingest.sniff import check_input, is_sqlite
 from roofscope.telemetry.recording import is_recording
+
+if TYPE_CHECKING:
+    import duckdb
 
 # What a file name promises, for the formats whose content is unmistakable.
 _SUFFIX_KINDS = {
@@ -47,6 +48,8 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> R
     """Load one export, converting binary reports with the profiler that wrote them."""
     info = _ingest(con, path, report_id)
     if info.layout.startswith("ncu"):
+        from roofscope.ingest.gaps import warn_partial_metrics
+
         warn_partial_metrics(con, info)
     promised = _SUFFIX_KINDS.get(path.suffix.lower())
     found = _LAYOUT_KINDS.get(info.layout, "text")
@@ -61,25 +64,43 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> R
 def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     check_input(path)  # before anything opens it: a FIFO would block the first open
     if is_recording(path):  # before parquetdir: a recording is a folder of Parquet too
+        from roofscope.ingest.recording import ingest_recording
+
         return ingest_recording(con, path, report_id)
     if path.is_dir() and is_parquet_dir(path):
+        from roofscope.ingest.nsys_export import ingest_nsys_parquet
+
         return ingest_nsys_parquet(con, path, report_id)
     if is_sqlite(path):
+        from roofscope.ingest.nsys_export import ingest_nsys_sqlite
+
         return ingest_nsys_sqlite(con, path, report_id)
     if is_nsys_rep(path):
+        from roofscope.ingest.nsys_export import ingest_nsys_sqlite
+        from roofscope.ingest.nsys_rep import converted_sqlite
+
         with converted_sqlite(path) as sqlite_path:
             info = ingest_nsys_sqlite(con, sqlite_path, report_id)
         info.path, info.layout = str(path), "nsys-rep"
         return info
+    from roofscope.ingest.ncu_csv import ingest_ncu_csv
+
     if is_ncu_rep(path):
+        from roofscope.ingest.ncu_rep import converted_csv
+
         with converted_csv(path) as csv_path:
             info = ingest_ncu_csv(con, csv_path, report_id)
         info.path = str(path)
         return info
+    from roofscope.ingest.nsys_events import ingest_nsys_events, is_nsys_events
+    from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
+
     if is_nsys_events(path):  # the Nsight Systems GUI's Events View saved as CSV
         return ingest_nsys_events(con, path, report_id)
     if is_nsys_stats(path):
         return ingest_nsys_stats(con, path, report_id)
+    from roofscope.ingest.recording import refuse_parquet
+
     refuse_parquet(path)
     return ingest_ncu_csv(con, path, report_id)
 

@@ -45,11 +45,11 @@ from roofscope.ingest.nsys_tables import (
     write_report,
 )
 from roofscope.ingest.report_info import ReportInfo
-from roofscope.ingest.sniff import duckdb_name, open_input
+from roofscope.ingest.sniff import duckdb_name, open_input, sidecars
+from roofscope.ingest.sniff import is_sqlite as is_sqlite  # the detector lives in sniff.py now
 from roofscope.schema import VALUES_R
 from roofscope.sqlutil import insert_rows, quote_ident, scanned
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 RUNTIME = "CUPTI_ACTIVITY_KIND_RUNTIME"
 CHUNK = 250_000
@@ -69,31 +69,6 @@ NO_KERNELS = (
     "no CUDA kernels in this export (was nsys run with --trace=cuda, and did the program "
     "launch any kernel in the profiled range?)"
 )
-
-
-def is_sqlite(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(16) == SQLITE_MAGIC
-    except OSError:
-        return False
-
-
-SIDECARS = ("-wal", "-journal")  # data SQLite must apply before the main file reads right
-
-
-def sidecars(path: Path) -> list[Path]:
-    """The non-empty ``-wal``/``-journal`` files beside ``path``: commits not yet written back
-    (WAL), or the undo log of a transaction a writer did not finish (a hot journal)."""
-    found = []
-    for suffix in SIDECARS:
-        side = path.with_name(path.name + suffix)
-        try:
-            if side.is_file() and side.stat().st_size > 0:
-                found.append(side)
-        except OSError:
-            continue
-    return found
 
 
 class _Connection(sqlite3.Connection):

@@ -2,7 +2,8 @@
 
 Where a report's values are (the store's copy, or the export read again) and how they are
 written depends on its format, which only ingest knows: Detail asks :func:`launch_values` and
-never branches on a layout.
+never branches on a layout. The readers that read an export again are imported when a launch
+needs them (the nsys reader imports pyarrow), not by every Detail-capable process.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ from pathlib import Path
 
 import duckdb
 
-from roofscope.ingest.ncu_csv import raw_page_row
-from roofscope.ingest.nsys_export import kernel_row
 from roofscope.ingest.numbers import parse_number
 from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY
 from roofscope.ingest.units import UnknownUnitError, parse_unit
@@ -81,6 +80,8 @@ def _ncu_raw(
     elif why := problem(path):
         return [RawValue("raw", "(other exported columns)", None, "", why)]
     else:
+        from roofscope.ingest.ncu_csv import raw_page_row
+
         values = raw_page_row(path, launch_id)
     values.pop("launch_id", None)
     return [
@@ -142,6 +143,8 @@ def _nsys(
     if source_row is not None and layout in _NSYS_EXPORTS:
         if why := problem(path):
             return [*out, RawValue("raw", "(export row)", None, "", why)]
+        from roofscope.ingest.nsys_export import kernel_row
+
         try:
             row = kernel_row(Path(path), int(source_row))
         except (sqlite3.Error, duckdb.Error, OSError):

@@ -1,28 +1,31 @@
 """GPU recordings (``roofscope record``) into the store's ``gpu_samples`` table, so a recording
-opens beside the profile of the same job and its numbers are queried like any report's."""
+opens beside the profile of the same job and its numbers are queried like any report's.
+
+pyarrow is imported by the functions that read Parquet: the dispatch asks :func:`refuse_parquet`
+about every CSV, and a CSV must not pay for pyarrow.
+"""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.schema import RECORDING_COLUMNS, create_empty_values
 from roofscope.sqlutil import quote_ident, scanned
-from roofscope.telemetry.recording import SCHEMA as RECORDING
-from roofscope.telemetry.recording import read_recorded
+from roofscope.telemetry.recording import CLOCK_JUMP_S, arrow_schema, read_recorded
 
-# An interval longer than this (or negative) is a clock step, not a pause of the recorder: it is
-# left out of a recording's duration (and, like every gap, of its energy), with a warning.
-CLOCK_JUMP_S = 86400.0
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def _family(arrow: pa.DataType) -> str:
+    import pyarrow as pa
+
     if pa.types.is_timestamp(arrow):
         return "timestamp"
     if pa.types.is_integer(arrow) or pa.types.is_floating(arrow):
@@ -36,6 +39,8 @@ def _conform(table: pa.Table, path: Path, info: ReportInfo) -> pa.Table:
     """The recording's columns in the store's types. A column missing (a recording of another
     roofscope version) is added empty with a warning; one of another kind of type is refused:
     such a file has the marker but was not written by ``roofscope record``."""
+    import pyarrow as pa
+
     for key in ("ts", "gpu"):
         if key not in table.column_names:
             raise RoofscopeError(
@@ -44,7 +49,7 @@ def _conform(table: pa.Table, path: Path, info: ReportInfo) -> pa.Table:
                 hint="the file was not written by roofscope record; record it again",
             )
     missing = []
-    for want in RECORDING:
+    for want in arrow_schema():
         if want.name not in table.column_names:
             missing.append(want.name)
             # host keys every per-GPU summary (a NULL would drop the GPU from them)
@@ -77,10 +82,12 @@ def _conform(table: pa.Table, path: Path, info: ReportInfo) -> pa.Table:
             f"the recording lacks {len(missing)} column(s) ({', '.join(missing[:5])}"
             f"{', …' if len(missing) > 5 else ''}); they are left empty"
         )
-    return table.select([f.name for f in RECORDING])
+    return table.select(arrow_schema().names)
 
 
 def _read(path: Path) -> pa.Table:
+    import pyarrow as pa
+
     try:
         return read_recorded(path)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # parts whose columns disagree
@@ -100,6 +107,9 @@ def refuse_parquet(path: Path) -> None:
                 return
     except OSError:
         return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     try:
         pq.read_schema(path)
     except (OSError, pa.ArrowException) as exc:
@@ -118,6 +128,8 @@ def refuse_parquet(path: Path) -> None:
 
 
 def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+    import pyarrow as pa
+
     info = ReportInfo(report_id, str(path), "gpu-recording")
     table = _conform(_read(path), path, info)
     table = table.append_column("seq", pa.array(range(table.num_rows), pa.int64()))

@@ -25,6 +25,7 @@ MAX_HEAD_BYTES = 64 << 20
 GZIP_MAGIC = b"\x1f\x8b"
 NCU_REP_MAGIC = b"NVIDIA Nsight Compute"
 PARQUET_MAGIC = b"PAR1"
+SQLITE_MAGIC = b"SQLite format 3\x00"
 # ncu's widest page (--set full, raw) has ~2,300 columns; far wider is a damaged file or a
 # "CSV bomb", refused before DuckDB spends minutes planning a scan of it.
 MAX_COLUMNS = 10_000
@@ -105,6 +106,33 @@ def _not_regular(path: Path, mode: int) -> RoofscopeError:
     else:
         what = "is not a regular file"
     return RoofscopeError(what, path=str(path), hint="pass an export file written by ncu or nsys")
+
+
+def is_sqlite(path: Path) -> bool:
+    """An SQLite database (an nsys export) by its first 16 bytes; here, not in the nsys reader,
+    so that detecting one costs no pyarrow import."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(16) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+SIDECARS = ("-wal", "-journal")  # data SQLite must apply before the main file reads right
+
+
+def sidecars(path: Path) -> list[Path]:
+    """The non-empty ``-wal``/``-journal`` files beside ``path``: commits not yet written back
+    (WAL), or the undo log of a transaction a writer did not finish (a hot journal)."""
+    found = []
+    for suffix in SIDECARS:
+        side = path.with_name(path.name + suffix)
+        try:
+            if side.is_file() and side.stat().st_size > 0:
+                found.append(side)
+        except OSError:
+            continue
+    return found
 
 
 def open_input(path: Path) -> int:

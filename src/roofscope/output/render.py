@@ -18,7 +18,6 @@ from rich.text import Text
 from roofscope.analysis.summary import flat_row
 from roofscope.jsonout import dumps, finite
 from roofscope.output.export import dicts_csv
-from roofscope.output.gpu import render_summary
 from roofscope.present.columns import (
     GROUP,
     JOINED,
@@ -120,6 +119,8 @@ def to_markdown(doc: dict[str, Any]) -> str:
         gpu = report["gpu"]
         out.append(f"### roofscope: `{report['path']}`\n")
         if report.get("recording") is not None:
+            from roofscope.output.gpu import render_summary  # recordings only: GPU samples
+
             out.append("GPU recording\n\n" + render_summary(report["recording"], "md"))
             continue
         out.append(
@@ -319,6 +320,8 @@ def to_table(doc: dict[str, Any], console: Console) -> None:
     for report in doc["reports"]:
         if report.get("recording") is not None:
             console.print(Text(f"{report['path']}: GPU recording", style="bold"))
+            from roofscope.output.gpu import render_summary  # recordings only: GPU samples
+
             render_summary(report["recording"], "table", console)
             continue
         roofs: Any = (

@@ -56,7 +56,9 @@ def shown_doc(value: Any) -> Any:
 
 
 def console(**kwargs: Any) -> Console:
-    """A console that never reads markup in the strings it prints (tables included)."""
+    """A console that never reads markup or emoji codes (``:fire:``) in the strings it prints
+    (tables included): what it shows is data."""
     from rich.console import Console
 
+    kwargs.setdefault("emoji", False)
     return Console(markup=False, **kwargs)

@@ -10,9 +10,9 @@ chain, in order) · report (per-report queries) · decisions · contract · fram
 """
 
 from roofscope.session.contract import JSON_SCHEMA_VERSION
-from roofscope.session.core import Session, load
+from roofscope.session.core import Session, load, load_in_thread
 from roofscope.session.loading import Options
 from roofscope.session.report import Report
 from roofscope.session.views import AXES
 
-__all__ = ["AXES", "JSON_SCHEMA_VERSION", "Options", "Report", "Session", "load"]
+__all__ = ["AXES", "JSON_SCHEMA_VERSION", "Options", "Report", "Session", "load", "load_in_thread"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roofscope.quantities import BYTES, EFFICIENCY, FLOPS, LAUNCHES, TIME_S
+from roofscope.session.report import precision_shares
 
 if TYPE_CHECKING:
     from roofscope.session.core import Session
@@ -17,9 +18,12 @@ if TYPE_CHECKING:
 JSON_SCHEMA_VERSION = 1
 
 
-def report_dict(session: Session, by: str = "group", top: int | None = None) -> dict[str, Any]:
+def report_dict(
+    session: Session, by: str = "group", top: int | None = None, advice: bool = True
+) -> dict[str, Any]:
     """``groups`` always, ``rows`` too when ``by`` is ``kernel`` or ``launch``; ``top`` keeps
-    the rows with the most time."""
+    the rows with the most time. ``advice=False`` leaves the ``advice`` key out: running every
+    rule is most of a cached report's queries, and only JSON shows it."""
     out = []
     for r in session.reports:
         totals = r.totals()
@@ -36,7 +40,7 @@ def report_dict(session: Session, by: str = "group", top: int | None = None) -> 
             "kernels": totals["kernels"],
             TIME_S: totals[TIME_S],
             FLOPS: totals[FLOPS],
-            "precision": r.precision(),
+            "precision": precision_shares(totals[FLOPS], r.tensor_types),
             BYTES: totals[BYTES],
             "ceilings": [c.to_dict() for c in r.ceilings],
             EFFICIENCY: r.histogram(),
@@ -48,9 +52,10 @@ def report_dict(session: Session, by: str = "group", top: int | None = None) -> 
             "timeline": _timeline_dict(r),
             "recording": r.recording_summary() if r.is_recording else None,
             "groups": r.rows("group")[:top],
-            "advice": [a.to_dict() for a in r.advice()],
-            "warnings": list(r.warnings),
         }
+        if advice:
+            entry["advice"] = [a.to_dict() for a in r.advice()]
+        entry["warnings"] = list(r.warnings)
         if by != "group":
             entry["rows"] = r.rows(by)[:top]
         out.append(entry)

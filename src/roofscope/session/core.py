@@ -5,7 +5,8 @@ one thread at a time; the session and its :class:`~roofscope.session.report.Repo
 take the lock around every query, so no caller ever touches the connection. What compares
 several reports lives in :mod:`~roofscope.session.decisions`, the JSON contract in
 :mod:`~roofscope.session.contract` and the pandas frames in :mod:`~roofscope.session.frames`;
-the methods here hand over to them.
+the methods here hand over to them. Those modules (and the recording's) are imported by the
+methods that use them: opening a report for its table loads none of them.
 """
 
 from __future__ import annotations
@@ -16,11 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from roofscope.analysis import mig
-from roofscope.analysis.recording import StoredRecordingSource, summarise
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import Grouper, Rule
-from roofscope.session import contract, decisions, frames
+from roofscope.session import contract, frames
 from roofscope.session.loading import Options, read_reports, store_default_facts
 from roofscope.session.views import AXES, apply_groups, build_views
 from roofscope.store import (
@@ -33,9 +32,12 @@ from roofscope.store import (
 )
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import pandas as pd
 
     from roofscope.analysis import compare, cost, scaling
+    from roofscope.analysis.recording import StoredRecordingSource
     from roofscope.hardware.specs import GpuSpec
 
 
@@ -90,6 +92,8 @@ class Session:
 
     def recording_summaries(self) -> list[dict[str, Any]]:
         """Per-GPU summaries of every GPU recording opened (``roofscope record --summary``)."""
+        from roofscope.analysis.recording import summarise
+
         with self.lock:
             return [g.to_dict() for g in summarise(self.con)]
 
@@ -99,6 +103,8 @@ class Session:
         if not ids:
             return None
         names = ", ".join(Path(r.path).name for r in self.reports if r.is_recording)
+        from roofscope.analysis.recording import StoredRecordingSource
+
         return StoredRecordingSource(self.con, self.lock, ids, f"recording {names}")
 
     def close(self) -> None:
@@ -107,11 +113,15 @@ class Session:
     # -- across reports (decisions.py) ------------------------------------------------------
     def diff(self, before: int = 0, after: int = 1, by: str = "group") -> compare.Diff:
         """``after`` against ``before``, row by row (groups, kernels or launches)."""
+        from roofscope.session import decisions
+
         return decisions.diff(self, before, after, by)
 
     def scaling(self, settings: dict[int, scaling.Setting] | None = None) -> dict[str, Any]:
         """Time per sample, throughput, FLOP/s and efficiency per report (setting); settings
         not given are read from the file names."""
+        from roofscope.session import decisions
+
         return decisions.scaling_doc(self, settings)
 
     def cost(
@@ -127,23 +137,36 @@ class Session:
         at the table's prices (None: the user's price file, else the shipped examples); GPUs
         without a price get no cost and a warning. ``measured``: a :meth:`scaling` document
         already at hand (a view showing both measures once)."""
+        from roofscope.session import decisions
+
         return decisions.cost_doc(self, table, run_steps, epochs, samples, settings, measured)
 
     def gpu_keys(self) -> list[str]:
         """Spec-table keys of the reports' GPUs."""
+        from roofscope.session import decisions
+
         return decisions.gpu_keys(self)
 
     def mig_advice(
-        self, gpu: GpuSpec | None = None, tolerance: float = mig.SLOWDOWN_TOLERANCE
+        self, gpu: GpuSpec | None = None, tolerance: float | None = None
     ) -> list[dict[str, Any]]:
-        """A MIG slice suggestion per recorded GPU (``gpu`` overrides the recorded name)."""
+        """A MIG slice suggestion per recorded GPU (``gpu`` overrides the recorded name;
+        ``tolerance``: the slowdown accepted, None for ``analysis.mig.SLOWDOWN_TOLERANCE``)."""
+        from roofscope.analysis import mig
+        from roofscope.session import decisions
+
+        if tolerance is None:
+            tolerance = mig.SLOWDOWN_TOLERANCE
         return decisions.mig_advice(self, gpu, tolerance)
 
     # -- the JSON contract (contract.py) and pandas (frames.py) -----------------------------
-    def report_dict(self, by: str = "group", top: int | None = None) -> dict[str, Any]:
+    def report_dict(
+        self, by: str = "group", top: int | None = None, *, advice: bool = True
+    ) -> dict[str, Any]:
         """The documented JSON contract (docs/json.md): ``groups`` always, ``rows`` too when
-        ``by`` is ``kernel`` or ``launch``; ``top`` keeps the rows with the most time."""
-        return contract.report_dict(self, by, top)
+        ``by`` is ``kernel`` or ``launch``; ``top`` keeps the rows with the most time.
+        ``advice=False`` leaves out ``advice`` (what the table, CSV and Markdown never show)."""
+        return contract.report_dict(self, by, top, advice)
 
     def groups(self, report: int | None = None) -> pd.DataFrame:
         """One row per kernel group (pandas DataFrame)."""
@@ -183,3 +206,24 @@ def load(
     for report, given in zip(session.reports, paths, strict=False):
         report.path = str(given)  # a cache made from another spelling of the same file
     return session
+
+
+def load_in_thread(*paths: str | Path, **options: Any) -> Future[Session]:
+    """:func:`load` in a thread of its own, started now: ``roofscope open`` calls it before
+    importing Textual (~0.15 s of Python), and DuckDB's part of opening the cache (its start,
+    the attach, the views' queries; ~60 ms) runs outside the GIL meanwhile. The future holds
+    the session, or the error ``load`` raised."""
+    from concurrent.futures import Future  # its import loads logging: not for roofscope report
+
+    future: Future[Session] = Future()
+
+    def run() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(load(*paths, **options))
+        except BaseException as exc:  # handed to whoever waits: a RoofscopeError, a damaged cache
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="roofscope-load", daemon=True).start()
+    return future

@@ -3,21 +3,19 @@
 A front end holds the report it shows (``session.reports[i]``) and asks it directly: rows,
 launch lists, detail, the efficiency histogram, totals, the timeline and the nsys join. Each
 method takes the session's lock itself (the TUI's workers share one DuckDB connection), so no
-caller handles the connection or an index.
+caller handles the connection or an index. Detail, advice and recordings import their
+analysis modules when first asked: the table of a report needs none of them.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from roofscope.analysis import browse, detail, efficiency, join, model_check, summary, timeline
-from roofscope.analysis.advice import Advice, Context, ranked
-from roofscope.analysis.advice.sources import PRODUCERS
-from roofscope.analysis.recording import summarise
+from roofscope.analysis import browse, efficiency, join, model_check, summary, timeline
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.ceilings import Ceiling
 from roofscope.hardware.specs import GpuSpec
@@ -37,6 +35,10 @@ from roofscope.quantities import (
     flop_total,
     flop_total_sql,
 )
+
+if TYPE_CHECKING:
+    from roofscope.analysis import detail
+    from roofscope.analysis.advice import Advice
 
 
 @dataclass
@@ -58,6 +60,7 @@ class Report:
     # tensor-path ops per data type ({"tf32": 1.9e10}) where the counters give them
     tensor_types: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    _totals: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
     # the nsys report this ncu report's kernels are joined to (set when the views are built)
     partner: Report | None = field(default=None, repr=False, compare=False)
 
@@ -116,6 +119,8 @@ class Report:
                 pager.close()
 
     def launch_detail(self, launch_id: int) -> list[detail.MetricRow]:
+        from roofscope.analysis import detail
+
         where = f"launch_id = {int(launch_id)}"
         with self._lock:
             return [
@@ -124,6 +129,8 @@ class Report:
             ]
 
     def group_detail(self, group: str) -> list[detail.MetricRow]:
+        from roofscope.analysis import detail
+
         where = detail.group_where(group)
         with self._lock:
             return [
@@ -151,21 +158,25 @@ class Report:
             return efficiency.missing_components(self._con, self.report_id)
 
     def totals(self) -> dict[str, Any]:
-        cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))
+        """Launches, kernels, time, FLOPs per precision and bytes per level of the whole
+        report. Queried once per session (``launch_facts`` never changes in one; regrouping
+        does not touch it): the JSON, the advice, the overflow check and the panes all ask."""
         with self._lock:  # the TUI's workers share the connection (diff, scaling call this)
-            row = self._con.execute(
-                f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), "
-                f"{cols} FROM launch_facts WHERE report_id = {self.report_id}"
-            ).fetchall()[0]
-        flops = dict(zip(PRECISIONS, row[3:7], strict=True))
-        bytes_ = dict(zip(LEVELS, row[7:10], strict=True))
-        return {
-            LAUNCHES: int(row[0] or 0),
-            "kernels": int(row[1] or 0),
-            TIME_S: row[2],
-            FLOPS: flops,
-            BYTES: bytes_,
-        }
+            if self._totals is None:
+                cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))
+                row = self._con.execute(
+                    f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), "
+                    f"{cols} FROM launch_facts WHERE report_id = {self.report_id}"
+                ).fetchall()[0]
+                self._totals = {
+                    LAUNCHES: int(row[0] or 0),
+                    "kernels": int(row[1] or 0),
+                    TIME_S: row[2],
+                    FLOPS: dict(zip(PRECISIONS, row[3:7], strict=True)),
+                    BYTES: dict(zip(LEVELS, row[7:10], strict=True)),
+                }
+            t = self._totals
+        return {**t, FLOPS: dict(t[FLOPS]), BYTES: dict(t[BYTES])}  # a copy: callers keep it
 
     def precision(self) -> list[dict[str, Any]]:
         """Which precision did the work: each precision's share of the report's FLOPs, the
@@ -213,7 +224,12 @@ class Report:
     # -- advice -----------------------------------------------------------------------------
     def advice(self) -> list[Advice]:
         """What to change first: the items of every advice producer (ncu's rules rolled up over
-        the report; docs/json.md ``advice``), ranked by estimated gain, unknown gains last."""
+        the report; docs/json.md ``advice``), ranked by estimated gain, unknown gains last. The
+        producers (every rule module) are imported on the first call: a report without advice
+        does not load them."""
+        from roofscope.analysis.advice import Context, ranked
+        from roofscope.analysis.advice.sources import PRODUCERS
+
         with self._lock:
             ctx = Context(self._con, self.report_id, self.totals()[TIME_S], self)
             items = [item for produce in PRODUCERS for item in produce(ctx)]
@@ -254,6 +270,8 @@ class Report:
     # -- GPU recordings -------------------------------------------------------------------
     def recording_summary(self) -> list[dict[str, Any]]:
         """Per-GPU averages, energy and low-utilisation time of a GPU recording."""
+        from roofscope.analysis.recording import summarise
+
         with self._lock:
             return [g.to_dict() for g in summarise(self._con, self.report_id)]
 

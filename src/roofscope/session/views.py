@@ -8,6 +8,7 @@ a session re-runs (new rules, another axis).
 
 from __future__ import annotations
 
+from math import isfinite
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -15,7 +16,7 @@ import duckdb
 from roofscope.analysis import efficiency, join
 from roofscope.grouping import Grouper
 from roofscope.metrics import build_facts
-from roofscope.quantities import LEVELS, PRECISIONS, TIME_S, flop_total_sql
+from roofscope.quantities import BYTES, FLOPS, LEVELS, PRECISIONS, TIME_S, flop_total
 from roofscope.sqlutil import insert_rows
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def build_views(
     nsys report it is joined to (``Report.partner``)."""
     build_facts(con, [r.plan for r in reports])
     efficiency.build_launch_table(con, {r.report_id: r.ceilings for r in reports})
-    _flag_overflowing_totals(con, reports)
+    _flag_overflowing_totals(reports)
     apply_groups(con, grouper, axis)
     for ncu, nsys in _pair_reports(reports):
         ncu.partner = nsys
@@ -56,7 +57,7 @@ def apply_groups(con: duckdb.DuckDBPyConnection, grouper: Grouper, axis: str) ->
         con,
         "kernel_groups",
         ("kernel", "grp", "rule"),
-        [(k, *g) for k, g in zip(kernels, grouper.match_all(kernels), strict=True)],
+        [(k, *g) for k, g in zip(kernels, grouper.match_all(kernels, con), strict=True)],
     )
     column = AXES[axis]
     if column is None:
@@ -74,29 +75,23 @@ def apply_groups(con: duckdb.DuckDBPyConnection, grouper: Grouper, axis: str) ->
     )
 
 
-def _flag_overflowing_totals(con: duckdb.DuckDBPyConnection, reports: list[Report]) -> None:
+def _flag_overflowing_totals(reports: list[Report]) -> None:
     """Sums past the largest double (~1.8e308) are ``inf``, which JSON prints as null and
     tables as ``inf``: name each such total on its report, so it never reads as unmeasured.
     Launch values are finite and never negative (ingest), so any group's sum that overflows
-    makes its report's total overflow too: checking the totals covers every row."""
-    quantities = {
-        TIME_S: ("GPU time", TIME_S),
-        **{f: (f"{f} FLOPs", f) for f in PRECISIONS},
-        "all_flops": ("FLOPs of all precisions", f"({flop_total_sql()})"),
-        **{b: (f"{b} bytes", b) for b in LEVELS},
-    }
-    checks = ", ".join(
-        f"coalesce(NOT isfinite(sum({expr} * invocations)), FALSE) AS {key}"
-        for key, (_, expr) in quantities.items()
-    )
-    found = con.execute(
-        f"SELECT report_id, {checks} FROM launch_facts GROUP BY report_id"
-    ).fetchall()
-    by_id = {r.report_id: r for r in reports}
-    for rid, *flags in found:
-        report = by_id.get(rid)
-        names = [q[0] for q, bad in zip(quantities.values(), flags, strict=True) if bad]
-        if report is None or not names:
+    makes its report's total overflow too: checking the totals covers every row. The totals
+    are the report's own (``Report.totals``, queried once and kept), not a query of their own:
+    each query over ``launch_facts`` costs ~5 ms to plan."""
+    for report in reports:
+        t = report.totals()
+        quantities = {
+            "GPU time": t[TIME_S],
+            **{f"{f} FLOPs": t[FLOPS][f] for f in PRECISIONS},
+            "FLOPs of all precisions": flop_total(t[FLOPS]),
+            **{f"{b} bytes": t[BYTES][b] for b in LEVELS},
+        }
+        names = [name for name, v in quantities.items() if v is not None and not isfinite(v)]
+        if not names:
             continue
         what = (
             f"total of {names[0]} overflows"

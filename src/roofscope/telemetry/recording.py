@@ -14,41 +14,89 @@ import os
 import re
 import tempfile
 from dataclasses import fields
+from functools import cache
 from pathlib import Path
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING
 
 from roofscope.errors import RoofscopeError
 from roofscope.telemetry.sample import GpuSample, ProcessInfo, Reading
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 MARKER = b"roofscope.recording"
 FORMAT_VERSION = b"1"
 PART = re.compile(r"^part-(\d{6})\.parquet$")
+# An interval longer than this (or negative) is a clock step, not a pause of the recorder: it is
+# left out of a recording's duration (and, like every gap, of its energy), with a warning.
+CLOCK_JUMP_S = 86400.0
 
-_PROCESS = pa.struct([("pid", pa.int64()), ("name", pa.string()), ("mem_bytes", pa.int64())])
-_TYPES = {
-    "ts": pa.timestamp("us", tz="UTC"),
-    "host": pa.string(),
-    "gpu": pa.int16(),
-    "name": pa.string(),
-    "uuid": pa.string(),
-    "throttle": pa.string(),
-    "mig_mode": pa.bool_(),
-    "mig": pa.string(),
-    "gpm_status": pa.string(),
-    "est_status": pa.string(),
+# The columns of a recording as (name, kind), without pyarrow: the cache's ``gpu_samples``
+# (schema.py) is made from these, and so is the Parquet schema (:func:`arrow_schema`), so that a
+# process that only reads the cache (``roofscope report``) never imports pyarrow (~0.1 s).
+# Kinds: ``float64`` (the default), ``timestamp`` (microseconds, UTC), ``int16``, ``string``,
+# ``bool``, and ``processes`` (a list of PROCESS_FIELDS structs).
+_KINDS = {
+    "ts": "timestamp",
+    "host": "string",
+    "gpu": "int16",
+    "name": "string",
+    "uuid": "string",
+    "throttle": "string",
+    "mig_mode": "bool",
+    "mig": "string",
+    "gpm_status": "string",
+    "est_status": "string",
 }
 SAMPLE_FIELDS = [f.name for f in fields(GpuSample)]
-SCHEMA = pa.schema(
-    [(name, _TYPES.get(name, pa.float64())) for name in SAMPLE_FIELDS]
-    + [("processes", pa.list_(_PROCESS))],
-    metadata={MARKER: FORMAT_VERSION},
+PROCESS_FIELDS: tuple[tuple[str, str], ...] = (
+    ("pid", "int64"),
+    ("name", "string"),
+    ("mem_bytes", "int64"),
+)
+COLUMNS: tuple[tuple[str, str], ...] = (
+    *((name, _KINDS.get(name, "float64")) for name in SAMPLE_FIELDS),
+    ("processes", "processes"),
 )
 
 
+@cache
+def arrow_schema() -> pa.Schema:
+    """The Parquet schema of a recording part (:data:`COLUMNS` in Arrow types), built on first
+    use: only what writes or reads Parquet pays for importing pyarrow."""
+    import pyarrow as pa
+
+    types = {
+        "timestamp": pa.timestamp("us", tz="UTC"),
+        "float64": pa.float64(),
+        "int16": pa.int16(),
+        "int64": pa.int64(),
+        "string": pa.string(),
+        "bool": pa.bool_(),
+    }
+    process = pa.struct([(name, types[kind]) for name, kind in PROCESS_FIELDS])
+    return pa.schema(
+        [
+            (name, pa.list_(process) if kind == "processes" else types[kind])
+            for name, kind in COLUMNS
+        ],
+        metadata={MARKER: FORMAT_VERSION},
+    )
+
+
+def __getattr__(name: str) -> object:
+    """``SCHEMA``, the Parquet schema, for callers that import the constant: made on first use
+    (PEP 562), so importing this module does not import pyarrow."""
+    if name == "SCHEMA":
+        return arrow_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def to_table(rows: list[tuple[GpuSample, list[ProcessInfo]]]) -> pa.Table:
-    columns: dict[str, list] = {name: [] for name in SCHEMA.names}
+    import pyarrow as pa
+
+    schema = arrow_schema()
+    columns: dict[str, list] = {name: [] for name in schema.names}
     for sample, processes in rows:
         for name in SAMPLE_FIELDS:
             value = getattr(sample, name)
@@ -57,16 +105,18 @@ def to_table(rows: list[tuple[GpuSample, list[ProcessInfo]]]) -> pa.Table:
             [{"pid": p.pid, "name": p.name, "mem_bytes": p.mem_bytes} for p in processes]
         )
     arrays = [
-        pa.array(columns["ts"], pa.int64()).cast(SCHEMA.field("ts").type)
+        pa.array(columns["ts"], pa.int64()).cast(schema.field("ts").type)
         if name == "ts"
-        else pa.array(columns[name], SCHEMA.field(name).type)
-        for name in SCHEMA.names
+        else pa.array(columns[name], schema.field(name).type)
+        for name in schema.names
     ]
-    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def from_table(table: pa.Table) -> Reading:
     """Rows back to samples; the processes are those of each GPU's newest row."""
+    import pyarrow as pa
+
     reading = Reading()
     n = table.num_rows
     names = set(table.column_names)
@@ -101,17 +151,27 @@ def parts(path: Path) -> list[Path]:
 
 def part_problem(part: Path) -> str | None:
     """Why a part cannot be read as a recording part (empty, not Parquet, damaged, unmarked);
-    None when it can."""
+    None when it can. pyarrow is imported only for a file that starts like Parquet."""
     try:
         if part.stat().st_size == 0:
             return "empty: 0 bytes"
         with part.open("rb") as fh:
             if fh.read(4) != b"PAR1":
                 return "not a Parquet file"
+    except OSError as exc:
+        return _damaged(exc)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
         metadata = pq.read_schema(part).metadata or {}
     except (OSError, pa.ArrowException) as exc:
-        return f"damaged: {str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__}"
+        return _damaged(exc)
     return None if MARKER in metadata else "no roofscope.recording marker"
+
+
+def _damaged(exc: BaseException) -> str:
+    return f"damaged: {str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__}"
 
 
 def is_recording(path: Path) -> bool:
@@ -153,6 +213,9 @@ def read_recorded(path: Path) -> pa.Table:
     """All parts as one table in the order the recorder wrote them (part by part, row by row):
     the true order of the samples even where the wall clock stepped back. Raises
     RoofscopeError for what is not a recording, naming an empty or damaged part."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     require_recording(path)
     tables = []
     for part in parts(path):
@@ -171,7 +234,11 @@ def read_recorded(path: Path) -> pa.Table:
                 path=str(path),
                 hint="delete that part (or move it out of the folder); the others are complete",
             ) from exc
-    return pa.concat_tables(tables, promote_options="default") if tables else SCHEMA.empty_table()
+    return (
+        pa.concat_tables(tables, promote_options="default")
+        if tables
+        else arrow_schema().empty_table()
+    )
 
 
 def read_recording(path: Path) -> pa.Table:
@@ -228,13 +295,17 @@ class RecordingWriter:
     def add_table(self, table: pa.Table) -> None:
         """Rows already in the recording's schema, written by the next flush: a converter, or
         the fleet benchmark, which makes a thousand nodes' rows without a sample object each."""
-        self.flushed.append(table.select(SCHEMA.names).cast(SCHEMA))
+        schema = arrow_schema()
+        self.flushed.append(table.select(schema.names).cast(schema))
         self.unsaved = True
 
     def flush(self) -> None:
         """Rewrite the current part with every row it holds: atomically, never half a file."""
         if not self.pending and not self.unsaved:
             return
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         if self.pending:
             self.flushed.append(to_table(self.pending))
         self.pending, self.unsaved = [], False

@@ -7,12 +7,14 @@ DuckDB. Panes render; nothing here computes a metric.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -46,6 +48,12 @@ from roofscope.tui.screens.modals import ExportScreen, HelpScreen
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.footer import KeysFooter
 from roofscope.tui.widgets.plain import PlainStatic
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from textual.widget import AwaitMount
+    from textual.worker import Worker
 
 # The footer shows the pane keys as one compact group ("12345678 panes") (? lists them), so that
 # ? Help and q Quit stay in view at 80 columns.
@@ -84,9 +92,10 @@ class RoofscopeCommands(Provider):
 
     @staticmethod
     def _pane_entries(app: App[Any]) -> Iterator[tuple[str, Any, str]]:
-        """The panes mounted (only Runs before a report is open)."""
+        """The panes mounted or about to be (only Runs before a report is open)."""
+        later = getattr(app, "later", [])
         for cls in PANES:
-            if app.query(f"#{cls.KEY}"):
+            if cls in later or app.query(f"#{cls.KEY}"):
                 yield (
                     f"Pane: {cls.TITLE}",
                     lambda k=cls.KEY: app.post_message(ShowPane(k)),
@@ -208,6 +217,7 @@ class RoofscopeApp(App[None]):
         *,
         ascii_only: bool = False,
         session: Session | None = None,
+        opening: Future[Session] | None = None,
         start_pane: str | None = None,
         runs_dir: str | Path | None = None,
         **load_options: Any,
@@ -217,6 +227,9 @@ class RoofscopeApp(App[None]):
         self.start_pane = start_pane
         self._came_from_runs = False
         self.load_options = load_options
+        # ``paths`` already being opened (session.load_in_thread, started before Textual was
+        # imported): the first open waits for it instead of loading them again
+        self._opening = opening
         self.state = ViewState(
             ascii_only=ascii_only or ascii_terminal(),
             use_color="NO_COLOR" not in os.environ,
@@ -226,6 +239,9 @@ class RoofscopeApp(App[None]):
         self.started = time.perf_counter()
         self.first_paint_s: float | None = None
         self._told_changed: list[str] = []
+        self.later: list[type[Pane]] = []  # panes mounted after the first screen (_mount)
+        self._mounting: AwaitMount | None = None  # the later panes, while they mount
+        self._mounting_keys: set[str] = set()
 
     @property
     def session(self) -> Session | None:
@@ -237,8 +253,13 @@ class RoofscopeApp(App[None]):
 
     def on_mount(self) -> None:
         self.set_interval(5.0, self._watchdog)
+        opening = self._opening
         if self.session is not None:
             self.call_after_refresh(self._mount_panes)
+        elif opening is not None and opening.done() and opening.exception() is None:
+            # opened while Textual was imported: the panes at once, no "loading…" screen drawn
+            self._opening = None
+            self._opened(opening.result())
         elif self.paths:
             self._open(self.paths)
         elif self.start_pane is not None:
@@ -253,10 +274,63 @@ class RoofscopeApp(App[None]):
             self._open([choice])
 
     def _mount(self, panes: list[type[Pane]], start: str) -> None:
+        """The start pane now; the others once it has drawn its first data, or at once when
+        a number key asks for one: composing and styling every pane came before the first
+        screen and cost ~0.1 s of it (docs/performance.md, issue 20 item 4)."""
         self.query_one("#loading").remove()
-        switcher = ContentSwitcher(*(cls.create(self.state) for cls in panes), initial=panes[0].KEY)
-        self.mount(switcher, before=self.query_one(KeysFooter))
+        first = next(cls for cls in panes if cls.KEY == start)  # noqa: SIM300
+        self.later = [cls for cls in panes if cls is not first]
+        self._mounting, self._mounting_keys = None, set()
+        switcher = ContentSwitcher(first.create(self.state), initial=start)
+        mounted = self.mount(switcher, before=self.query_one(KeysFooter))
         self.call_after_refresh(self.action_show_pane, start)
+        self.run_worker(
+            self._mount_later_when_ready(mounted, switcher, start),
+            group="mount-later",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _mount_later_when_ready(
+        self, mounted: AwaitMount, switcher: ContentSwitcher, start: str
+    ) -> None:
+        """Mount ``later`` after the start pane's first queries have finished (at most 1 s)
+        and the screen showing them has been drawn."""
+        await mounted
+        running = [w for w in self.workers if w.node in switcher.children and not w.is_finished]
+        if running:
+            await asyncio.wait([asyncio.create_task(_finished(w)) for w in running], timeout=1.0)
+        drawn = asyncio.Event()
+        self.call_after_refresh(drawn.set)
+        await drawn.wait()
+        if switcher.is_attached:  # not replaced meanwhile (Ctrl+R, another report)
+            await self._await_later()
+
+    def _mount_later(self) -> AwaitMount | None:
+        """Mount the panes left for later into the switcher (now, unless under way); what to
+        await for them, None when every pane is mounted."""
+        if self.later:
+            panes = [cls.create(self.state) for cls in self.later]
+            for pane in panes:
+                pane.display = False  # the switcher hides only the children it started with
+            self._mounting_keys = {cls.KEY for cls in self.later}
+            self.later = []
+            self._mounting = self.query_one(ContentSwitcher).mount(*panes)
+        return self._mounting
+
+    async def _await_later(self) -> None:
+        mounting = self._mount_later()
+        if mounting is not None:
+            await mounting
+            self._mounting, self._mounting_keys = None, set()
+
+    def _pending(self, key: str) -> bool:
+        """Whether pane ``key`` is left for later or still being mounted."""
+        return any(cls.KEY == key for cls in self.later) or key in self._mounting_keys  # noqa: SIM300
+
+    async def _show_when_mounted(self, key: str) -> None:
+        await self._await_later()
+        self.action_show_pane(key)
 
     def _mount_without_report(self) -> None:
         """No report yet (``roofscope profile`` with no model): only the panes that need none,
@@ -335,8 +409,9 @@ class RoofscopeApp(App[None]):
 
     @work(thread=True, exclusive=True, group="open")
     def _open(self, paths: list[str]) -> None:
+        opening, self._opening = self._opening, None
         try:
-            session = load(*paths, **self.load_options)
+            session = opening.result() if opening is not None else load(*paths, **self.load_options)
         except RoofscopeError as exc:
             self.call_from_thread(self._failed, exc)
             return
@@ -433,6 +508,9 @@ class RoofscopeApp(App[None]):
         switchers = self.query(ContentSwitcher)
         if not switchers:
             return
+        if self._pending(key):
+            self.call_next(self._show_when_mounted, key)  # not mounted yet: mount, then show
+            return
         if not self.query(f"#{key}"):
             self.notify("open a report first: o or Enter on a finished run", severity="warning")
             return
@@ -477,3 +555,9 @@ class RoofscopeApp(App[None]):
             self.notify(exc.one_line(), severity="error")
             return
         self.notify(f"exported to {target}")
+
+
+async def _finished(worker: Worker[Any]) -> None:
+    """Wait for ``worker`` to end, however it ends (its errors are its pane's to show)."""
+    with contextlib.suppress(Exception):
+        await worker.wait()

@@ -21,7 +21,7 @@ import duckdb
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
 from roofscope.analysis.recording import LOW_UTIL, intervals_sql, summarise
-from roofscope.ingest.recording import CLOCK_JUMP_S
+from roofscope.telemetry.recording import CLOCK_JUMP_S
 
 MIN_STRETCH_S = 5.0  # seconds a low stretch lasts before it counts (NVML's window is ≤ 1 s)
 WAIT_SHARE = 5.0  # % of the recorded GPU time in such stretches before the rule fires
