@@ -278,6 +278,9 @@ class KernelsPane(Pane):
     def _open_launches(self, group: str) -> None:
         self.drilled_group = group
         self.add_class("drilled")
+        # focus the list now, with the class: Textual would move the focus off the hidden
+        # groups a frame later, and the restyling would take a frame of its own
+        self.query_one("#launches", VirtualTable).focus()
         flt = self.state.filter
         self._load_launches(
             self.state.current,
