@@ -1,5 +1,6 @@
-"""KeysFooter: the footer shows the focused widget's keys, composed again only when they change
-(Textual's Footer recomposed on every bindings signal, several per key press)."""
+"""KeysFooter: the footer shows the focused widget's keys, updated only when they change and
+then in place (Textual's Footer recomposed on every bindings signal, several per key press,
+mounting every key again)."""
 
 from __future__ import annotations
 
@@ -12,47 +13,73 @@ from roofscope.tui.widgets.footer import KeysFooter
 
 
 class _Box(Input):
-    def __init__(self, key: str, label: str, **kwargs):
+    def __init__(self, keys: dict[str, str], **kwargs):
         super().__init__(**kwargs)
-        self._bindings.bind(key, "app.bell", label)
+        for key, label in keys.items():
+            self._bindings.bind(key, f"app.ring_{key}", label)  # one action a key, as shown
 
 
 class _Two(App[None]):
     BINDINGS = [Binding("f10", "bell", "Ring")]
 
     def compose(self) -> ComposeResult:
-        yield _Box("f1", "First", id="one")
-        yield _Box("f2", "Second", id="two")
+        yield _Box({"f1": "First"}, id="one")
+        yield _Box({"f2": "Second"}, id="two")
+        yield _Box({"f3": "Third", "f4": "Fourth", "f5": "Fifth"}, id="three")
         yield KeysFooter()
 
 
-def _shown(app: App) -> set[str]:
-    return {key.description for key in app.query(FooterKey)}
+def _shown(app: App) -> list[str]:
+    """The keys on screen, in order (the footer keeps keys it hid for the next change)."""
+    return [key.description for key in app.query(FooterKey) if key.display]
 
 
-async def test_footer_follows_the_focus_and_recomposes_only_on_a_change():
+async def test_footer_follows_the_focus_and_updates_only_on_a_change():
     app = _Two()
     async with app.run_test(size=(80, 10)) as pilot:
         footer = app.query_one(KeysFooter)
-        recomposes = 0
-        real = footer.recompose
+        updates = recomposes = 0
+        real_update, real_recompose = footer._recompose_if_changed, footer.recompose
 
-        async def counted() -> None:
+        async def counted_update() -> None:
+            nonlocal updates
+            if footer._keys_now() != footer._shown:
+                updates += 1
+            await real_update()
+
+        async def counted_recompose() -> None:
             nonlocal recomposes
             recomposes += 1
-            await real()
+            await real_recompose()
 
-        footer.recompose = counted  # type: ignore[method-assign]
+        footer._recompose_if_changed = counted_update  # type: ignore[method-assign]
+        footer.recompose = counted_recompose  # type: ignore[method-assign]
         app.query_one("#one").focus()
         await pilot.pause()
-        assert {"First", "Ring"} <= _shown(app) and "Second" not in _shown(app)
-        recomposes = 0
+        assert _shown(app)[:2] == ["First", "Ring"]
+        updates = recomposes = 0  # the first keys were composed from an empty footer
+        mounted = set(app.query(FooterKey))
         app.query_one("#two").focus()
         await pilot.pause()
-        assert {"Second", "Ring"} <= _shown(app) and "First" not in _shown(app)
-        assert recomposes == 1  # one change of keys, one recompose
+        assert _shown(app)[:2] == ["Second", "Ring"] and "First" not in _shown(app)
+        assert updates == 1  # one change of keys, one update
         for _ in range(3):  # the same keys signalled again: nothing to redo
             app.refresh_bindings()
             await pilot.pause()
-        assert recomposes == 1
-        assert {"Second", "Ring"} <= _shown(app)
+        assert updates == 1
+        assert _shown(app)[:2] == ["Second", "Ring"]
+        # more keys, then fewer again: the widgets there are relabelled, hidden, shown again
+        app.query_one("#three").focus()
+        await pilot.pause()
+        assert _shown(app)[:4] == ["Third", "Fourth", "Fifth", "Ring"]
+        after_three = set(app.query(FooterKey))
+        app.query_one("#one").focus()
+        await pilot.pause()
+        assert _shown(app)[:2] == ["First", "Ring"]
+        assert not {"Third", "Fourth", "Fifth"} & set(_shown(app))
+        app.query_one("#three").focus()
+        await pilot.pause()
+        assert _shown(app)[:4] == ["Third", "Fourth", "Fifth", "Ring"]
+        assert set(app.query(FooterKey)) == after_three  # nothing mounted the second time
+        assert len(after_three - mounted) == 2  # the two keys #three has more than #two
+        assert recomposes == 0  # no footer composed from scratch after the first keys

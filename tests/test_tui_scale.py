@@ -6,7 +6,7 @@ import pytest
 
 from roofscope.tui.app import RoofscopeApp
 from roofscope.tui.panes.kernels import KernelsPane
-from roofscope.tui.widgets.virtual_table import VirtualTable
+from roofscope.tui.widgets.virtual_table import PAGE, VirtualTable
 from tests.synthetic import synthetic_session
 from tests.test_tui import opened, settle
 
@@ -31,6 +31,8 @@ async def test_million_launches_scroll_sort_filter(million, in_tmp_cwd):
         await settle(app, pilot, 5)
         table = app.query_one("#launches", VirtualTable)
         assert table.count == gemm["launches"]
+        # the first page came with the list; the table holds pages on screen, not every row
+        assert list(table._pages) == [0] and len(table._pages[0]) == PAGE
         await pilot.press("end")
         await settle(app, pilot, 5)
         assert table.cursor == table.count - 1

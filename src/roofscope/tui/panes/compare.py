@@ -90,6 +90,7 @@ class ComparePane(Pane, can_focus=True):
         self.doc: dict[str, Any] = {}
         self.cursor = 0
         self.text = ""
+        self.drawn: tuple[Any, ...] | None = None  # what the chart on screen was drawn from
 
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="compare-summary")
@@ -203,6 +204,19 @@ class ComparePane(Pane, can_focus=True):
         width, height = chart.size.width, chart.size.height
         if self.diff is None or width < 20 or height < 6:
             return
+        # shown again (a pane switch sends a Resize) with nothing changed: it is on screen
+        drawing = (
+            self.diff,
+            chart.size,
+            self.cursor,
+            self.level,
+            self.before,
+            self.after,
+            self.state.ascii_only,
+            self.state.use_color,
+        )
+        if self.drawn is not None and self.drawn[0] is self.diff and self.drawn[1:] == drawing[1:]:
+            return
         picked = self.selected_row()
         points, link = [], None
         for row in self.diff.rows:
@@ -229,6 +243,7 @@ class ComparePane(Pane, can_focus=True):
             links=[link] if link else [],
         )
         chart.update(Text.from_ansi(self.text, no_wrap=True))
+        self.drawn = drawing
         self.query_one("#compare-legend", Static).update(self._legend(picked, roofs))
 
     def _legend(self, picked: DiffRow | None, roofs: list[Roof]) -> Text:

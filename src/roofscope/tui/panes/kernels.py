@@ -9,6 +9,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.timer import Timer
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
@@ -32,7 +33,7 @@ from roofscope.tui.panes.base import Command, Pane
 from roofscope.tui.screens.modals import RuleEditor
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
-from roofscope.tui.widgets.virtual_table import Column, VirtualTable
+from roofscope.tui.widgets.virtual_table import PAGE, Column, VirtualTable
 
 # The pane's columns, from the registry `roofscope report` reads too (present.columns): ncu
 # groups, nsys groups, the nsys columns beside an ncu report opened with an nsys export of the
@@ -41,6 +42,9 @@ GROUP_COLUMNS = cols.column_set(cols.GROUP, cols.PANE)
 NSYS_COLUMNS = cols.column_set(cols.NSYS, cols.PANE)
 JOINED_COLUMNS = cols.column_set(cols.JOINED, cols.PANE)
 LAUNCH_COLUMNS = cols.by_keys(cols.LAUNCH, LAUNCH_KEYS)
+# The filter applies this long after the last key typed into it: a burst of keys queries once,
+# and each key only edits the box (a query over a million launches takes ~0.5 s in a worker)
+FILTER_DEBOUNCE_S = 0.25
 
 
 def _sort_value(row: dict[str, Any], key: str) -> Any:
@@ -60,7 +64,12 @@ class KernelsPane(Pane):
     BINDINGS = [
         Binding("s", "sort", "Sort", tooltip="cycle the sort column"),
         Binding("r", "reverse", "Reverse", tooltip="reverse the order"),
-        Binding("slash", "filter", "Filter", tooltip="filter groups and kernels by regex"),
+        Binding(
+            "slash",
+            "filter",
+            "Filter",
+            tooltip="filter groups and kernels by regex, as you type (Enter keeps, Esc cancels)",
+        ),
         Binding("g", "rules", "Rules", tooltip="grouping-rule editor (Ctrl+S saves it)"),
         Binding(
             "n",
@@ -98,8 +107,14 @@ class KernelsPane(Pane):
         self.pager: Any = None
         self.columns = GROUP_COLUMNS
         self.table_layout: cols.Layout | None = None
+        # the widths the tables were last laid out in: Textual sends Resize to a pane each time
+        # it is shown again, and refilling the groups then cost a full re-render of the table
+        self.filled_width: int | None = None
+        self.launch_width: int | None = None
         self.kernel_names: list[str] = []
         self.precision: list[dict[str, Any]] = []  # the report's FLOPs per precision
+        self.typing: Timer | None = None  # the filter box's debounce
+        self.filter_before: Filter | None = None  # the filter when / opened the box (Esc)
 
     @classmethod
     def start_here(cls, session: Session | None) -> bool:
@@ -108,7 +123,7 @@ class KernelsPane(Pane):
     def compose(self) -> ComposeResult:
         yield PlainStatic(id="kernels-status")
         yield Input(
-            placeholder="regex over kernel and group names (Enter applies, Esc clears)",
+            placeholder="regex over kernel and group names (as you type; Enter keeps, Esc cancels)",
             id="kernels-filter",
         )
         table: DataTable[str] = PlainTable(
@@ -173,7 +188,8 @@ class KernelsPane(Pane):
     def _fill_groups(self, table: DataTable) -> None:
         """The rows in columns fitted to the pane's width (present.columns.fit)."""
         rows = self.rows
-        layout = cols.fit(self.columns, rows, self._width(), pad=2 * table.cell_padding)
+        self.filled_width = self._width()
+        layout = cols.fit(self.columns, rows, self.filled_width, pad=2 * table.cell_padding)
         if layout != self.table_layout:
             self.table_layout = layout
             table.clear(columns=True)
@@ -194,12 +210,17 @@ class KernelsPane(Pane):
             table.move_cursor(row=keys.index(selected))
 
     def on_resize(self) -> None:
-        if self.rows and self.table_layout is not None:
+        """Lay the tables out again only when the width changed: a pane shown again gets a
+        Resize of the same size."""
+        width = self._width()
+        if self.rows and self.table_layout is not None and width != self.filled_width:
             self._fill_groups(self.query_one("#groups", DataTable))
-        if self.drilled_group is not None:
-            self.query_one("#launches", VirtualTable).set_columns(
-                self._launch_columns(self.kernel_names, self._width())
-            )
+        if self.drilled_group is not None and width != self.launch_width:
+            self._set_launch_columns(self.query_one("#launches", VirtualTable))
+
+    def _set_launch_columns(self, table: VirtualTable) -> None:
+        self.launch_width = self._width()
+        table.set_columns(self._launch_columns(self.kernel_names, self.launch_width))
 
     def _launch_columns(self, kernels: list[str] | None, width: int) -> list[Column]:
         """The launch list's columns; the kernel names take the width the others leave (at
@@ -257,6 +278,9 @@ class KernelsPane(Pane):
     def _open_launches(self, group: str) -> None:
         self.drilled_group = group
         self.add_class("drilled")
+        # focus the list now, with the class: Textual would move the focus off the hidden
+        # groups a frame later, and the restyling would take a frame of its own
+        self.query_one("#launches", VirtualTable).focus()
         flt = self.state.filter
         self._load_launches(
             self.state.current,
@@ -269,6 +293,7 @@ class KernelsPane(Pane):
     def _load_launches(self, report: Report, flt: Filter, sort: str, descending: bool) -> None:
         pager = report.pager(flt, sort, descending)
         kernels = report.kernel_names(flt)
+        first = report.page(pager, 0, PAGE)  # the first screen's rows, in the same trip
         if get_current_worker().is_cancelled:  # a newer sort or filter replaced this one
             report.close_pager(pager)
             return
@@ -276,19 +301,21 @@ class KernelsPane(Pane):
         def fetch(start: int, size: int) -> list[tuple]:
             return report.page(pager, start, size)
 
-        self.app.call_from_thread(self._show_launches, pager, fetch, kernels)
+        self.app.call_from_thread(self._show_launches, pager, fetch, kernels, first)
 
     @work(thread=True, group="kernels-close")
     def _close_pager(self, pager: Any) -> None:
         """Drop a replaced launch list's table off the UI thread (it waits for the session lock)."""
         self.state.current.close_pager(pager)
 
-    def _show_launches(self, pager: Any, fetch: Any, kernels: list[str]) -> None:
+    def _show_launches(
+        self, pager: Any, fetch: Any, kernels: list[str], first: list[tuple]
+    ) -> None:
         old, self.pager = self.pager, pager
         table = self.query_one("#launches", VirtualTable)
         self.kernel_names = kernels
-        table.set_columns(self._launch_columns(kernels, self._width()))
-        table.set_source(fetch, pager.count)
+        self._set_launch_columns(table)
+        table.set_source(fetch, pager.count, first)
         self._close_pager(old)
         table.focus()
         self._status()
@@ -316,21 +343,43 @@ class KernelsPane(Pane):
 
     @on(Input.Submitted, "#kernels-filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._stop_typing()
         self.apply_filter(event.value.strip() or None)
         event.input.remove_class("shown")
         self._focus_table()
 
+    @on(Input.Changed, "#kernels-filter")
+    def _filter_typed(self, event: Input.Changed) -> None:
+        """Filter as the user types, once the keys pause: a key only restarts the timer."""
+        self._stop_typing()
+        if event.input.has_class("shown"):
+            self.typing = self.set_timer(FILTER_DEBOUNCE_S, self._typing_paused)
+
+    def _typing_paused(self) -> None:
+        self.typing = None
+        box = self.query_one("#kernels-filter", Input)
+        if box.has_class("shown"):  # half-typed regexes (``conv(``) wait for more keys
+            self.apply_filter(box.value.strip() or None, quiet=True)
+
+    def _stop_typing(self) -> None:
+        if self.typing is not None:
+            self.typing.stop()
+            self.typing = None
+
     # -- actions ---------------------------------------------------------------------------
-    def apply_filter(self, regex: str | None) -> None:
-        """Narrow the view to ``regex`` (the efficiency bin and window stay)."""
+    def apply_filter(self, regex: str | None, *, quiet: bool = False) -> None:
+        """Narrow the view to ``regex`` (the efficiency bin and window stay); nothing to do
+        when that is the filter shown already. ``quiet``: a bad regex says nothing (typing)."""
         flt = self.state.filter
         try:
             candidate = Filter(regex, None, flt.eff_bin, flt.window)
             candidate.sql()
         except RoofscopeError as exc:
-            self.app.notify(exc.one_line(), severity="error")
+            if not quiet:
+                self.app.notify(exc.one_line(), severity="error")
             return
-        self.post_message(FilterKernels(candidate))
+        if candidate != flt:
+            self.post_message(FilterKernels(candidate))
 
     def action_axis(self) -> None:
         axes = list(AXES)
@@ -368,14 +417,19 @@ class KernelsPane(Pane):
 
     def action_filter(self) -> None:
         box = self.query_one("#kernels-filter", Input)
-        box.add_class("shown")
+        self.filter_before = self.state.filter
         box.value = self.state.filter.regex or ""
+        box.add_class("shown")
         box.focus()
 
     def action_back(self) -> None:
         box = self.query_one("#kernels-filter", Input)
-        if box.has_class("shown"):
+        if box.has_class("shown"):  # cancel: back to the filter from before the box opened
+            self._stop_typing()
             box.remove_class("shown")
+            before = self.filter_before
+            if before is not None and before != self.state.filter:
+                self.post_message(FilterKernels(before))
             self._focus_table()
         elif self.drilled_group is not None:
             self.drilled_group = None

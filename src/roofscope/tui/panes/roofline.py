@@ -91,6 +91,8 @@ class RooflinePane(Pane, can_focus=True):
         self.hidden_roofs: set[str] = set()
         self._defaults_for: int | None = None
         self.rows: list[dict[str, Any]] = []
+        self.rows_version = 0  # counts the row sets loaded, for what the chart was drawn from
+        self.drawn: tuple[Any, ...] | None = None
         self.text = ""
         self.legend: list[str] = []
 
@@ -117,6 +119,7 @@ class RooflinePane(Pane, can_focus=True):
 
     def _loaded(self, rows: list[dict[str, Any]], report_id: int, unused: set[str]) -> None:
         self.rows = rows
+        self.rows_version += 1
         if self._defaults_for != report_id:  # a report's first chart: the roofs its work used
             self._defaults_for = report_id
             self.hidden_roofs = set(unused)
@@ -172,6 +175,23 @@ class RooflinePane(Pane, can_focus=True):
         width = self.size.width
         if width < 20:
             return
+        # Shown again (a pane switch sends a Resize and shown()) with nothing changed: the
+        # chart on screen is this one already; drawing it is ~25 ms of the UI thread
+        drawing = (
+            self.rows_version,
+            self.size,
+            self.level,
+            self.hierarchical,
+            self.coverage,
+            self.by,
+            frozenset(self.hidden_roofs),
+            self._selected_name(),
+            self.state.report,
+            self.state.ascii_only,
+            self.state.use_color,
+        )
+        if drawing == self.drawn:
+            return
         rows = self.shown_rows()
         points, links = self.points(rows)
         report = self.state.current
@@ -205,6 +225,7 @@ class RooflinePane(Pane, can_focus=True):
             hierarchical=self.hierarchical,
         )
         self.query_one("#roofline-chart", Static).update(Text.from_ansi(self.text, no_wrap=True))
+        self.drawn = drawing
 
     def _legend_lines(
         self, roofs: list[Roof], points: list[Point], pick: Point | None, nsys: bool, count: int
