@@ -100,6 +100,8 @@ KEY_LITERAL_EXCEPTIONS = {
     ("output/render.py", q.EFFICIENCY): 1,
     # the id of the Kernels pane's launch table widget
     ("tui/panes/kernels.py", q.LAUNCHES): 1,
+    # the Parquet dataset's table (folder) names: DIR/launches/…, docs/parquet.md
+    ("output/parquet.py", q.LAUNCHES): 3,
     # analytic.json's own "flops" section (forward/backward/step FLOPs, not per precision) and
     # its by_batch rows: a file profiling/analytic.py writes into run folders and the summary,
     # model check, `profile --estimate` and its renderer read back; renaming the row key must
