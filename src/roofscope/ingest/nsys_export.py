@@ -329,7 +329,7 @@ def ingest_nsys_sqlite(con: duckdb.DuckDBPyConnection, path: Path, report_id: in
     except (BadValue, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise _bad_value(path, exc) from exc
     finally:
-        sq.close()
+        export.close()  # the sqlite3 connection and the Arrow reader's
     return info
 
 
