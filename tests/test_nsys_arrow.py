@@ -13,6 +13,7 @@ import pytest
 
 import roofscope.ingest.nsys_arrow as nsys_arrow
 import roofscope.ingest.nsys_export as nsys_export
+import roofscope.ingest.nsys_tables as nsys_tables
 from roofscope.errors import RoofscopeError
 from roofscope.metrics import facts_select
 from roofscope.session import load
@@ -236,3 +237,21 @@ def test_damaged_name_ids_give_the_same_store(
     assert names.count("(unnamed)") == 3
     warnings = [row[1] for row in _rows(path, "warnings", tmp_path)]
     assert any("3 kernel(s) name a string id" in w for w in warnings)
+
+
+def test_busy_intervals_of_many_devices_are_merged_in_sql(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain_reasons: list[str]
+) -> None:
+    """Past ``STREAM_DEVICES`` devices the writer stops merging per batch and merges once at
+    the end, in SQL: the same intervals."""
+    monkeypatch.setattr(nsys_arrow, "BATCH_ROWS", 200)
+    monkeypatch.setattr(nsys_tables, "STREAM_DEVICES", 1)
+    path = _trace(tmp_path / "devices.sqlite", n=600)
+    con = sqlite3.connect(path)  # one device in the first batch, two from the second on
+    con.execute(f"UPDATE {KERNEL} SET deviceId = 0 WHERE rowid <= 250")
+    con.commit()
+    con.close()
+    fast = _store(path, monkeypatch, tmp_path, "arrow")
+    assert plain_reasons == []
+    assert fast == _store(path, monkeypatch, tmp_path, "sqlite3")
+    assert {row[1] for row in _rows(path, "islands", tmp_path)} == {0, 1}

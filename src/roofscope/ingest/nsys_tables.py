@@ -405,7 +405,8 @@ class TraceWriter:
     def finish(self, warnings: list[str] | None = None) -> int:
         """Close the last intervals, register the duration metric; returns the launches."""
         rid = self.rid
-        if self.islands_in_sql:
+        if self.islands_in_sql:  # from every span, those merged per batch before included
+            self.con.execute(f"DELETE FROM islands WHERE report_id = {rid}")
             self.con.execute(
                 f"CREATE OR REPLACE TEMP TABLE stg_numbered AS SELECT device, start_ns, end_ns "
                 f"FROM spans WHERE report_id = {rid}"
