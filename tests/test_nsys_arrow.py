@@ -55,14 +55,16 @@ def _trace(path: Path, n: int = 4000) -> Path:
     return Export(kernels=kernels, ranges=ranges, copies=copies).write(path)
 
 
-def _store(path: Path, monkeypatch: pytest.MonkeyPatch, tmp: Path, reader: str) -> dict:
+def _store(
+    path: Path | list[Path], monkeypatch: pytest.MonkeyPatch, tmp: Path, reader: str
+) -> dict:
     """Every table of the cache built with ``reader``: its columns, rows and an order-free hash
     of its rows (every value bit for bit; tables are sets), or the error it gave."""
     cache = tmp / f"cache-{reader}"
     monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(cache))
     monkeypatch.setenv(nsys_export.READER_ENV, reader)
     try:
-        load(path).close()
+        load(*(path if isinstance(path, list) else [path])).close()
     except RoofscopeError as exc:
         return {"error": str(exc)}
     (db,) = cache.glob("*.duckdb")
@@ -255,3 +257,23 @@ def test_busy_intervals_of_many_devices_are_merged_in_sql(
     assert plain_reasons == []
     assert fast == _store(path, monkeypatch, tmp_path, "sqlite3")
     assert {row[1] for row in _rows(path, "islands", tmp_path)} == {0, 1}
+
+
+def test_reports_opened_together_keep_their_own_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain_reasons: list[str]
+) -> None:
+    """Two traces and an ncu page in one store: the second trace streams after the first, and a
+    third, out of order, is handed to the staged path without touching the others' rows."""
+    monkeypatch.setattr(nsys_arrow, "BATCH_ROWS", 200)
+    first = _trace(tmp_path / "a.sqlite", n=500)
+    second = _trace(tmp_path / "b.sqlite", n=450)
+    shuffled = _trace(tmp_path / "c.sqlite", n=450)
+    con = sqlite3.connect(shuffled)
+    con.execute(f"UPDATE {KERNEL} SET start = start - 200000, end = end - 200000 WHERE rowid = 300")
+    con.commit()
+    con.close()
+    ncu = Path(__file__).resolve().parents[1] / "sample_reports/resnet18_fp32_h100.ncu-raw.csv"
+    paths = [first, ncu, second, shuffled]
+    fast = _store(paths, monkeypatch, tmp_path, "arrow")
+    assert plain_reasons == ["rows out of start order"]
+    assert fast == _store(paths, monkeypatch, tmp_path, "sqlite3")
