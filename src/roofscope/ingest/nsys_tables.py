@@ -172,8 +172,9 @@ def _drop_bad_durations(con: duckdb.DuckDBPyConnection) -> int:
 
 class NotStreamable(Exception):
     """A traced kernel table that :class:`TraceWriter` does not take (rows out of start order, a
-    missing start, a device id beyond 32 bits, a column of another type): the caller rolls back
-    and stages it through ``stg_kernels``/:func:`write_report`, which handles every case."""
+    missing start, a device id beyond 32 bits, a column of another type): the caller removes
+    what was written and stages it through ``stg_kernels``/:func:`write_report`, which handles
+    every case."""
 
 
 # Distinct devices beyond which busy intervals are merged once at the end, in SQL, rather than
