@@ -46,6 +46,7 @@ from roofscope.ingest.nsys_tables import (
 )
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import duckdb_name, open_input
+from roofscope.metrics import drop_facts
 from roofscope.schema import VALUES_R
 from roofscope.sqlutil import insert_rows, quote_ident, scanned
 
@@ -565,6 +566,7 @@ def _discard(con: duckdb.DuckDBPyConnection, report_id: int) -> None:
     for table in _STREAMED_TABLES:
         con.execute(f"DELETE FROM {table} WHERE report_id = {rid}")
     con.execute(f"DROP TABLE IF EXISTS {VALUES_R.name(rid)}")
+    drop_facts(con, rid)
 
 
 def _reason(exc: Exception) -> str:
