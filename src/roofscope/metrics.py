@@ -402,14 +402,48 @@ _OPTIONAL_TEXT = ("nvtx", "block_size", "grid_size")
 _ALWAYS_NULL = re.compile(r"(coalesce\()?NULL::DOUBLE(, NULL::DOUBLE)*\)?")
 
 
+def _signature_key(report_id: int) -> str:
+    return f"facts_signature_r{int(report_id)}"
+
+
+def begin_facts(
+    con: duckdb.DuckDBPyConnection, report_id: int, metrics: set[str], columns: list[str]
+) -> str:
+    """An empty ``facts_r{N}`` for a reader that writes a report's facts itself, as it writes
+    its launches (an nsys trace: no join of a million launches with their values afterwards),
+    marked as the facts of the default plan for ``metrics``; returns its name. ``columns``, a
+    subset of the stored facts' in their order: every other one holds one value for every
+    launch (see :func:`store_facts`). :func:`store_facts` keeps the table when its plan is that
+    one, and builds it anew otherwise; :func:`drop_facts` takes it back."""
+    rid = int(report_id)
+    types = {**dict(FACT_LAUNCH_COLUMNS), **dict.fromkeys(FACT_COLUMNS, "DOUBLE")}
+    order = [n for n, _ in FACT_LAUNCH_COLUMNS if n != "report_id"] + list(FACT_COLUMNS)
+    picked = [c for c in order if c in columns]
+    con.execute(f"CREATE TABLE facts_r{rid} ({', '.join(f'{c} {types[c]}' for c in picked)})")
+    plan = plan_report(rid, metrics, None, "ncu")
+    con.execute("INSERT INTO meta VALUES (?, ?)", [_signature_key(rid), signature(plan)])
+    return f"facts_r{rid}"
+
+
+def drop_facts(con: duckdb.DuckDBPyConnection, report_id: int) -> None:
+    """Remove a report's stored facts and their mark (a reader giving up, a plan changed)."""
+    con.execute(f"DROP TABLE IF EXISTS facts_r{int(report_id)}")
+    con.execute("DELETE FROM meta WHERE key = ?", [_signature_key(report_id)])
+
+
 def store_facts(con: duckdb.DuckDBPyConnection, plan: MetricPlan) -> None:
-    """Persist one report's facts as ``facts_r{N}`` (run while the cache is being built).
+    """Persist one report's facts as ``facts_r{N}`` (run while the cache is being built),
+    unless its reader already wrote them for this plan (:func:`begin_facts`).
 
     Columns that hold one value for every launch are left out and put back by
     :func:`_stored_facts`: NULL for a formula without metrics or text no launch has, the report
     id, an ``invocations`` of 1. DuckDB spends 30–50 ms per million rows on storing each such
     column, most of a trace's facts (docs/decisions.md)."""
     rid = plan.report_id
+    written = con.execute("SELECT value FROM meta WHERE key = ?", [_signature_key(rid)]).fetchall()
+    if written and written[0][0] == signature(plan):
+        return
+    drop_facts(con, rid)
     *counts, other_invocations = con.execute(
         f"SELECT {', '.join(f'count({c})' for c in _OPTIONAL_TEXT)}, "
         f"count(*) FILTER (WHERE invocations IS DISTINCT FROM 1) FROM launches "
@@ -421,7 +455,7 @@ def store_facts(con: duckdb.DuckDBPyConnection, plan: MetricPlan) -> None:
     con.execute(
         f"CREATE TABLE facts_r{rid} AS SELECT {', '.join(keep)} FROM ({facts_select(plan)})"
     )
-    con.execute("INSERT INTO meta VALUES (?, ?)", [f"facts_signature_r{rid}", signature(plan)])
+    con.execute("INSERT INTO meta VALUES (?, ?)", [_signature_key(rid), signature(plan)])
 
 
 def _stored_facts(con: duckdb.DuckDBPyConnection, rid: int) -> str:

@@ -1,7 +1,7 @@
 """Arrow-native reading of nsys SQLite exports (the ADBC SQLite driver), with a read-ahead thread.
 
 Python's ``sqlite3`` hands over one value at a time (~0.7 M rows/s of six integers); the ADBC
-driver fills Arrow batches in C, about 5× faster, and releases the GIL while it reads, so one
+driver fills Arrow batches in C, 4–6× faster, and releases the GIL while it reads, so one
 core can read the next batch while the other writes the last into DuckDB (docs/decisions.md).
 
 The driver is strict where ``sqlite3`` is lenient: it infers each column's type from its first
@@ -12,6 +12,7 @@ query through ``sqlite3`` and so keeps its warnings and errors for damaged files
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -19,8 +20,8 @@ from collections.abc import Callable, Iterator
 import pyarrow as pa
 
 # Rows per batch: two of DuckDB's row groups (122,880 rows each), so that each insert writes
-# whole row groups and the final checkpoint has little left to compress (0.6 s less CPU at a
-# million kernels than 262,144 rows); 12 MB of six integers.
+# whole row groups and the final checkpoint has little left to compress (about 0.5 s less CPU at
+# a million kernels than 262,144-row batches); 12 MB of six integers.
 BATCH_ROWS = 2 * 122_880
 
 
@@ -61,11 +62,12 @@ class ArrowSqlite:
             return None
 
     def close(self) -> None:
-        for stmt in self._open:
-            stmt.close()  # type: ignore[attr-defined]
+        """Release the statements, the connection and the database handle; a failure to close
+        (a statement whose stream broke off) is no reason to lose the answer already read."""
+        for handle in [*self._open, self._con, self._db]:
+            with contextlib.suppress(*self._errors):
+                handle.close()  # type: ignore[attr-defined]
         self._open.clear()
-        self._con.close()
-        self._db.close()
 
     def batches(self, sql: str, batch_rows: int | None = None) -> pa.RecordBatchReader:
         """The rows of ``sql`` as a stream of batches; reading a batch may raise (a value whose

@@ -47,6 +47,7 @@ from roofscope.ingest.nsys_tables import (
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import duckdb_name, open_input, sidecars
 from roofscope.ingest.sniff import is_sqlite as is_sqlite  # the detector lives in sniff.py now
+from roofscope.metrics import drop_facts
 from roofscope.schema import VALUES_R
 from roofscope.sqlutil import insert_rows, quote_ident, scanned
 
@@ -304,7 +305,7 @@ def ingest_nsys_sqlite(con: duckdb.DuckDBPyConnection, path: Path, report_id: in
     except (BadValue, pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise _bad_value(path, exc) from exc
     finally:
-        sq.close()
+        export.close()  # the sqlite3 connection and the Arrow reader's
     return info
 
 
@@ -540,6 +541,7 @@ def _discard(con: duckdb.DuckDBPyConnection, report_id: int) -> None:
     for table in _STREAMED_TABLES:
         con.execute(f"DELETE FROM {table} WHERE report_id = {rid}")
     con.execute(f"DROP TABLE IF EXISTS {VALUES_R.name(rid)}")
+    drop_facts(con, rid)
 
 
 def _reason(exc: Exception) -> str:

@@ -19,6 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from roofscope.ingest.numbers import null_non_finite
+from roofscope.metrics import begin_facts, drop_facts
 from roofscope.schema import VALUES_R, create_values
 from roofscope.sqlutil import scanned
 
@@ -172,8 +173,9 @@ def _drop_bad_durations(con: duckdb.DuckDBPyConnection) -> int:
 
 class NotStreamable(Exception):
     """A traced kernel table that :class:`TraceWriter` does not take (rows out of start order, a
-    missing start, a device id beyond 32 bits, a column of another type): the caller rolls back
-    and stages it through ``stg_kernels``/:func:`write_report`, which handles every case."""
+    missing start, a device id beyond 32 bits, a column of another type): the caller removes
+    what was written and stages it through ``stg_kernels``/:func:`write_report`, which handles
+    every case."""
 
 
 # Distinct devices beyond which busy intervals are merged once at the end, in SQL, rather than
@@ -228,6 +230,12 @@ class TraceWriter:
         self.open_islands: dict[int, tuple[pa.Array, pa.Array]] = {}
         self.islands_in_sql = False
         self.devices: set[int] = set()
+        # the facts too, as store_facts would keep them (text columns only where launches have
+        # text: NVTX names where ranges were tied to kernels, sizes where they were read)
+        facts = ["launch_id", "kernel", "time_s"]
+        facts += ["nvtx"] if nvtx is not None else []
+        facts += ["block_size", "grid_size"] if detail else []
+        self.facts = begin_facts(con, self.rid, {DURATION}, facts)
 
     @staticmethod
     def create_values(con: duckdb.DuckDBPyConnection, report_id: int) -> None:
@@ -329,9 +337,16 @@ class TraceWriter:
                 f"INSERT INTO spans SELECT {rid}, launch_id, start_ns, end_ns, device, stream, "
                 f"source_row FROM nsys_batch WHERE end_ns IS NOT NULL"
             )
-            con.execute(  # as write_report computes it, so that the doubles are the same
-                f"INSERT INTO {VALUES_R.name(rid)} SELECT launch_id, "
-                f"(CAST(end_ns AS DOUBLE) - start_ns) / 1e9 FROM nsys_batch"
+            duration = "(CAST(b.end_ns AS DOUBLE) - b.start_ns) / 1e9"  # as write_report's
+            con.execute(
+                f"INSERT INTO {VALUES_R.name(rid)} SELECT launch_id, {duration} FROM nsys_batch b"
+            )
+            con.execute(
+                f"INSERT INTO {self.facts} BY NAME SELECT b.launch_id, b.kernel, "
+                f"{duration} AS time_s"
+                + (", a.inner AS nvtx" if self.nvtx is not None else "")
+                + (", b.block_size, b.grid_size" if self.detail else "")
+                + f" FROM nsys_batch b {join}"
             )
             if self.nvtx is not None:
                 con.execute(
@@ -405,7 +420,8 @@ class TraceWriter:
     def finish(self, warnings: list[str] | None = None) -> int:
         """Close the last intervals, register the duration metric; returns the launches."""
         rid = self.rid
-        if self.islands_in_sql:
+        if self.islands_in_sql:  # from every span, those merged per batch before included
+            self.con.execute(f"DELETE FROM islands WHERE report_id = {rid}")
             self.con.execute(
                 f"CREATE OR REPLACE TEMP TABLE stg_numbered AS SELECT device, start_ns, end_ns "
                 f"FROM spans WHERE report_id = {rid}"
@@ -415,6 +431,8 @@ class TraceWriter:
         else:
             for dev, (lo, hi) in sorted(self.open_islands.items()):
                 self._write_islands(dev, lo, hi)
+        if self.launches == 0:  # no text in any launch: store_facts' own (empty) table
+            drop_facts(self.con, rid)
         if self.bad and warnings is not None:
             warnings.append(bad_durations_warning(self.bad))
         self.con.execute(
