@@ -299,7 +299,8 @@ def expected_stale(
         if any(wall < t <= wall + during + 0.5 for t in flushed.get(host, [])):
             unsure.add(host)
             continue
-        seen = [t for t in times if t >= since - 1.0]
+        # The growths the follower saw: the last one before it started, and those after.
+        seen = [t for t in times if t < since][-1:] + [t for t in times if t >= since]
         gaps = [b - a for a, b in itertools.pairwise(seen) if b - a >= 0.5][-4:]
         limit = max(STALE_S, 3 * min(gaps, default=0.0))
         # Two flushes close together (a stop's final flush) may have looked like one gap of up
