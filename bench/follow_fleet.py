@@ -281,20 +281,31 @@ except BaseException as exc:
 
 
 def expected_stale(
-    wall: float, since: float, written: dict[str, float], flushed: dict[str, list[float]]
+    wall: float,
+    since: float,
+    written: dict[str, float],
+    flushed: dict[str, list[float]],
+    during: float = 0.0,
 ) -> tuple[set[str], set[str]]:
     """(sure, unsure) stale hosts at ``wall``, from when the writer last grew each node's files
     by its own log (not the files), with the follower's rule: stale when not grown for longer
     than the largest of 30 s and three flush intervals (the smallest of the last four gaps
-    seen since ``since``, when the follower started). A few seconds either side are left out."""
+    seen since ``since``, when the follower started). A few seconds either side are left out,
+    and so is a node flushed while the follower read (``during`` seconds from ``wall``)."""
     sure, unsure = set(), set()
     for host, first in written.items():
         times = [t for t in flushed.get(host, []) if t <= wall]
         age = wall - (times[-1] if times else first)
-        seen = [t for t in times if t >= since - 1.0]
+        if any(wall < t <= wall + during + 0.5 for t in flushed.get(host, [])):
+            unsure.add(host)
+            continue
+        # The growths the follower saw: the last one before it started, and those after.
+        seen = [t for t in times if t < since][-1:] + [t for t in times if t >= since]
         gaps = [b - a for a, b in itertools.pairwise(seen) if b - a >= 0.5][-4:]
         limit = max(STALE_S, 3 * min(gaps, default=0.0))
-        if age > limit + 3:
+        # Two flushes close together (a stop's final flush) may have looked like one gap of up
+        # to a flush interval and a bit to a follower polling at 1 Hz: 3 × 13 s then.
+        if age > max(limit, 3 * (FLUSH_S + 3)) + 3:
             sure.add(host)
         elif age >= min(STALE_S, limit) - 2:
             unsure.add(host)
@@ -363,12 +374,19 @@ def run_one(src: Path, args: argparse.Namespace) -> dict:
     details: list[tuple[float, str, str]] = []
     final = None
     for r in recs:
-        sure, unsure = expected_stale(r["wall"], follow_start, written, log["flushed"])
+        sure, unsure = expected_stale(
+            r["wall"], follow_start, written, log["flushed"], r["read_wall"]
+        )
         flagged = set(r["stale"])
         wrong = (flagged ^ sure) - unsure
         mismatches += len(wrong)
         details += [
-            (round(r["wall"] - follow_start, 1), h, "flagged" if h in flagged else "missed")
+            (
+                round(r["wall"] - follow_start, 1),
+                h,
+                "flagged" if h in flagged else "missed",
+                [round(t - follow_start, 1) for t in log["flushed"].get(h, [])][-5:],
+            )
             for h in sorted(wrong)
         ]
         checked += 1

@@ -173,13 +173,20 @@ class SeriesHistory:
         counts = [0] * columns
         for tier, lo, hi in self._in_range(start, end):
             values, t0s, t1s = tier.cols[col_index], tier.t0, tier.t1
-            raw = tier is self.tiers[0]  # one instant per bucket: a single column
+            if tier is self.tiers[0]:  # one instant per bucket: a single column
+                for t, v in zip(t0s[lo:hi], values[lo:hi], strict=True):
+                    if v == v:  # else NaN: not measured
+                        c = int((t - start) // seconds_per_column)
+                        if 0 <= c < columns:
+                            sums[c] += v
+                            counts[c] += 1
+                continue
             for j in range(lo, hi):
                 v = values[j]
                 if v != v:  # NaN: not measured
                     continue
                 first = int((t0s[j] - start) // seconds_per_column)
-                last = first if raw else int((t1s[j] - start) // seconds_per_column)
+                last = int((t1s[j] - start) // seconds_per_column)
                 for c in range(max(0, first), min(columns - 1, last) + 1):
                     sums[c] += v
                     counts[c] += 1
