@@ -340,8 +340,9 @@ class RoofscopeApp(App[None]):
         await super()._shutdown()
 
     async def _show_when_mounted(self, key: str) -> None:
-        await self._await_later()
-        self.action_show_pane(key)
+        if self.query(ContentSwitcher):  # not removed meanwhile (Ctrl+R)
+            await self._await_later()
+            self.action_show_pane(key)
 
     def _mount_without_report(self) -> None:
         """No report yet (``roofscope profile`` with no model): only the panes that need none,
@@ -369,6 +370,7 @@ class RoofscopeApp(App[None]):
                 return
         for switcher in self.query(ContentSwitcher):
             switcher.remove()
+        self.later, self._mounting, self._mounting_keys = [], None, set()
         if self.session is not None:
             self.session.close()
         self.state.open(None)
