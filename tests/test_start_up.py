@@ -8,6 +8,7 @@ does not use it (pyarrow and numpy ~0.15 s, pandas, Textual ~0.15 s, plotext, th
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -162,3 +163,22 @@ async def test_a_number_key_before_the_rest_is_mounted_mounts_them_and_shows_its
         await pilot.press("2")
         await settle(app, pilot)
         assert "TB/s" in app.query_one(RooflinePane).text
+
+
+async def test_leaving_while_the_rest_mounts_waits_for_them(
+    in_tmp_cwd, shared_sample_cache, monkeypatch
+):
+    """``q`` (or a test's end) while the other panes are still mounting: the app lets them
+    finish, rather than end in a traceback from a widget pruned while it mounted (Textual's
+    ``Select`` in the Runs pane). Without ``RoofscopeApp._shutdown`` this fails every time."""
+
+    async def never(self, *args):
+        return None
+
+    monkeypatch.setattr(RoofscopeApp, "_mount_later_when_ready", never)
+    app = RoofscopeApp([str(SAMPLE)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await opened(app, pilot)
+        app._mount_later()  # the rest starts mounting: leave at once
+        await asyncio.sleep(0)
+    assert app.return_code in (0, None)

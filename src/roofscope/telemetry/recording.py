@@ -84,7 +84,7 @@ def arrow_schema() -> pa.Schema:
     )
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> pa.Schema:
     """``SCHEMA``, the Parquet schema, for callers that import the constant: made on first use
     (PEP 562), so importing this module does not import pyarrow."""
     if name == "SCHEMA":

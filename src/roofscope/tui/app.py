@@ -304,7 +304,7 @@ class RoofscopeApp(App[None]):
         drawn = asyncio.Event()
         self.call_after_refresh(drawn.set)
         await drawn.wait()
-        if switcher.is_attached:  # not replaced meanwhile (Ctrl+R, another report)
+        if switcher.is_attached and self.is_running:  # not replaced (Ctrl+R) nor closing
             await self._await_later()
 
     def _mount_later(self) -> AwaitMount | None:
@@ -329,9 +329,21 @@ class RoofscopeApp(App[None]):
         """Whether pane ``key`` is left for later or still being mounted."""
         return any(cls.KEY == key for cls in self.later) or key in self._mounting_keys  # noqa: SIM300
 
+    async def _shutdown(self) -> None:
+        """Let a later mount under way finish before Textual closes the app (at most 2 s):
+        Textual prunes widgets still mounting, and one whose ``on_mount`` reads its children
+        then fails (``Select`` in the Runs pane), so ``q`` right after the first screen, or a
+        test that ends there, would end in a traceback. (Textual's private shutdown step: both
+        ``run`` and ``run_test`` end with it; Textual is pinned below 9.)"""
+        if self._mounting is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.ensure_future(self._await_later()), timeout=2.0)
+        await super()._shutdown()
+
     async def _show_when_mounted(self, key: str) -> None:
-        await self._await_later()
-        self.action_show_pane(key)
+        if self.query(ContentSwitcher):  # not removed meanwhile (Ctrl+R)
+            await self._await_later()
+            self.action_show_pane(key)
 
     def _mount_without_report(self) -> None:
         """No report yet (``roofscope profile`` with no model): only the panes that need none,
@@ -359,6 +371,7 @@ class RoofscopeApp(App[None]):
                 return
         for switcher in self.query(ContentSwitcher):
             switcher.remove()
+        self.later, self._mounting, self._mounting_keys = [], None, set()
         if self.session is not None:
             self.session.close()
         self.state.open(None)
