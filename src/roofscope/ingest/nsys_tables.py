@@ -13,15 +13,30 @@ invocation), ``time_min_s``, ``time_max_s``, ``time_med_s``, ``nvtx_inner``, ``n
 
 from __future__ import annotations
 
+import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import pyarrow as pa
 
 from roofscope.ingest.numbers import null_non_finite
 from roofscope.metrics import begin_facts, drop_facts
 from roofscope.schema import VALUES_R, create_values
 from roofscope.sqlutil import scanned
+
+
+class _Pyarrow:
+    """pyarrow on first use: every reader's module imports this one for its names, and a
+    cached or ncu report must not pay pyarrow's import (with numpy: ~0.16 s) for them."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(importlib.import_module("pyarrow"), name)
+
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+else:
+    pa = _Pyarrow()
 
 # nsys times count nanoseconds from the session's start: past 2**62 (146 years) is damage, and
 # would overflow the timeline's BIGINT arithmetic.
