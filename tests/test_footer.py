@@ -39,20 +39,19 @@ async def test_footer_follows_the_focus_and_updates_only_on_a_change():
     async with app.run_test(size=(80, 10)) as pilot:
         footer = app.query_one(KeysFooter)
         updates = recomposes = 0
-        real_update, real_recompose = footer._recompose_if_changed, footer.recompose
+        real_apply, real_recompose = footer._apply, footer.recompose
 
-        async def counted_update() -> None:
+        def counted_apply(plan) -> None:
             nonlocal updates
-            if footer._keys_now() != footer._shown:
-                updates += 1
-            await real_update()
+            updates += 1
+            real_apply(plan)
 
         async def counted_recompose() -> None:
             nonlocal recomposes
             recomposes += 1
             await real_recompose()
 
-        footer._recompose_if_changed = counted_update  # type: ignore[method-assign]
+        footer._apply = counted_apply  # type: ignore[method-assign]
         footer.recompose = counted_recompose  # type: ignore[method-assign]
         app.query_one("#one").focus()
         await pilot.pause()
@@ -62,7 +61,7 @@ async def test_footer_follows_the_focus_and_updates_only_on_a_change():
         app.query_one("#two").focus()
         await pilot.pause()
         assert _shown(app)[:2] == ["Second", "Ring"] and "First" not in _shown(app)
-        assert updates == 1  # one change of keys, one update
+        assert updates == 1  # one change of keys, one update (in place, as the focus moved)
         for _ in range(3):  # the same keys signalled again: nothing to redo
             app.refresh_bindings()
             await pilot.pause()

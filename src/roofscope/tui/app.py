@@ -374,6 +374,7 @@ class RoofscopeApp(App[None]):
         self.later, self._mounting, self._mounting_keys = [], None, set()
         if self.session is not None:
             self.session.close()
+        gc.unfreeze()  # the panes and session going away may be collected (frozen again after)
         self.state.open(None)
         self.paths = paths
         self._came_from_runs = from_runs

@@ -12,6 +12,7 @@ docs/decisions.md) became relabelling them and hiding the rest, kept for the nex
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from textual.app import ComposeResult
@@ -22,6 +23,14 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey, FooterLabel, KeyGroup
 
 _REUSED = (FooterKey, FooterLabel, KeyGroup)
+
+
+@dataclass
+class _Plan:
+    old: list[Widget]  # the widgets there
+    new: list[Widget]  # the new keys' widgets, composed and not mounted
+    pairs: list[tuple[int, int]]  # (old index, new index): which shows which
+    keys: tuple[Any, ...]  # the bindings the new widgets were composed from
 
 
 def _children(widget: Widget, pending: bool) -> list[Widget]:
@@ -76,6 +85,16 @@ class KeysFooter(Footer):
         self._shown = self._keys_now() if self._bindings_ready else None
         yield from super().compose()
 
+    def on_mount(self) -> None:
+        # (Footer.on_mount subscribes to the bindings signal as well)
+        self.watch(self.screen, "focused", self._focus_moved, init=False)
+
+    def _focus_moved(self) -> None:
+        """The focus moved: its keys now, in the frame that shows the move. Textual signals
+        new bindings only after the next refresh, which cost a pane switch a second frame."""
+        if self.app.app_focus:
+            self.update_keys()
+
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True
         if not screen.app.app_focus:
@@ -85,27 +104,63 @@ class KeysFooter(Footer):
             self.call_later(self._recompose_if_changed)
 
     async def _recompose_if_changed(self) -> None:
-        self._pending = False
-        if self.is_attached and self._keys_now() != self._shown and not await self._patch():
-            await self.recompose()
+        """Mounting may take turns of the loop: the keys are checked again after it, and no
+        other update starts meanwhile (it would plan over widgets not mounted yet)."""
+        try:
+            for _ in range(3):
+                if not self.is_attached or self._keys_now() == self._shown:
+                    break
+                if not await self._patch():
+                    await self.recompose()
+        finally:
+            self._pending = False
+
+    def update_keys(self) -> None:
+        """Show the focused widget's keys now if that needs no widget mounted (relabelling and
+        hiding), else mount what is missing in a moment."""
+        if self._pending or not (self.is_attached and self._bindings_ready):
+            return  # (an update under way checks the keys again when it is done)
+        if self._keys_now() == self._shown:
+            return
+        plan = self._plan()
+        if plan is not None and len(plan.pairs) == len(plan.new):  # every new key has a widget
+            self._apply(plan)
+        else:
+            self._pending = True
+            self.call_later(self._recompose_if_changed)
+
+    def _plan(self) -> _Plan | None:
+        """The widgets there, the new keys' (unmounted), and which of the first show which of
+        the second; None when nothing lines up (recompose)."""
+        old = list(self.query_children("*").exclude(".-textual-system"))
+        shown = self._shown
+        with self._context():  # composed as the footer, whoever asks (data_bind reads it)
+            new = compose(self)  # unmounted; a KeyGroup's keys wait in its pending children
+        keys, self._shown = self._shown, shown  # (compose noted the keys: not shown yet)
+        if not old or len(old) > _MOST_KEPT or not all(isinstance(w, _REUSED) for w in old + new):
+            return None
+        pairs = _matching([_shape(w, False) for w in old], [_shape(w, True) for w in new])
+        return _Plan(old, new, pairs, keys) if pairs else None
+
+    def _apply(self, plan: _Plan) -> None:
+        """Relabel and show the widgets paired with new keys, hide the others."""
+        taken = dict(plan.pairs)  # old index → new index
+        for i, widget in enumerate(plan.old):
+            if i in taken:
+                _relabel(widget, plan.new[taken[i]])
+            widget.display = i in taken
+        self._shown = plan.keys
 
     async def _patch(self) -> bool:
         """Show the new keys with the widgets there: those matching the new keys in kind and
         order (a longest common subsequence) are relabelled and shown, the others hidden for a
         later change to take up again, and only new keys nothing matched are mounted. False
         (recompose instead) when nothing matches."""
-        old = list(self.query_children("*").exclude(".-textual-system"))
-        new = compose(self)  # unmounted; a KeyGroup's keys wait in its pending children
-        if not old or len(old) > _MOST_KEPT or not all(isinstance(w, _REUSED) for w in old + new):
+        plan = self._plan()
+        if plan is None:
             return False
-        pairs = _matching([_shape(w, False) for w in old], [_shape(w, True) for w in new])
-        if not pairs:
-            return False
-        taken = dict(pairs)  # old index → new index
-        for i, widget in enumerate(old):
-            if i in taken:
-                _relabel(widget, new[taken[i]])
-            widget.display = i in taken
+        self._apply(plan)
+        old, new, pairs = plan.old, plan.new, plan.pairs
         reused = {j: i for i, j in pairs}
         waiting: list[Widget] = []
         for j, widget in enumerate(new):
