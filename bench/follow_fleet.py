@@ -291,7 +291,7 @@ def expected_stale(
     """(sure, unsure) stale hosts at ``wall``, from when the writer last grew each node's files
     by its own log (not the files), with the follower's rule: stale when not grown for longer
     than the largest of 30 s and three flush intervals (the smallest of the last four gaps
-    seen since ``since``, when the follower started). A few seconds either side are left out,
+    seen since ``since``, the follower's first read). A few seconds either side are left out,
     and so is a node flushed while the follower read (``during`` seconds from ``wall``)."""
     sure, unsure = set(), set()
     for host, first in written.items():
@@ -377,7 +377,7 @@ def run_one(src: Path, args: argparse.Namespace) -> dict:
     final = None
     for r in recs:
         sure, unsure = expected_stale(
-            r["wall"], follow_start, written, log["flushed"], r["read_wall"]
+            r["wall"], recs[0]["wall"], written, log["flushed"], r["read_wall"]
         )
         flagged = set(r["stale"])
         wrong = (flagged ^ sure) - unsure
