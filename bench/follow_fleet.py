@@ -14,13 +14,14 @@ built afresh under ``--dir`` and followed by a headless ``MonitorApp`` (the code
   and 1% were stopped and start recording again 15 s after (a new part, as a second job step
   writes): the follower should flag the first two groups and not the third.
 
-The follower's process CPU time (user + system, every thread) between two refreshes over the
-wall time between them is its share of one core per refresh; the first two refreshes (the
-catch-up) are reported apart. Stale nodes are counted from each reading's notes and compared
-with when the appender last flushed each node by its own log (not the files), under the
-follower's documented rule (stale past the largest of 30 s and three flush intervals), so an
-appender that falls behind on a busy machine does not count against the follower; a few
-seconds either side of each change are left out.
+The follower's process CPU time (user + system, every thread) between two refreshes is its cost
+per refresh (ms), and over the wall time between them its share of one core (%); the first two
+refreshes (the catch-up) are reported apart. On a busy machine a follower that needs more than
+it gets stretches its refreshes, so its % understates it: compare ms per refresh. Stale nodes
+are counted from each reading's notes and compared with when the appender last flushed each
+node by its own log (not the files), under the follower's documented rule (stale past the
+largest of 30 s and three flush intervals), so an appender that falls behind on a busy machine
+does not count against the follower; a few seconds either side of each change are left out.
 
     python3 bench/follow_fleet.py                       # 1,000 nodes, this checkout
     python3 bench/follow_fleet.py --src ../main/src src --label before after
@@ -290,7 +291,7 @@ def expected_stale(
     """(sure, unsure) stale hosts at ``wall``, from when the writer last grew each node's files
     by its own log (not the files), with the follower's rule: stale when not grown for longer
     than the largest of 30 s and three flush intervals (the smallest of the last four gaps
-    seen since ``since``, when the follower started). A few seconds either side are left out,
+    seen since ``since``, the follower's first read). A few seconds either side are left out,
     and so is a node flushed while the follower read (``during`` seconds from ``wall``)."""
     sure, unsure = set(), set()
     for host, first in written.items():
@@ -370,12 +371,13 @@ def run_one(src: Path, args: argparse.Namespace) -> dict:
         100 * (b["cpu"] - a["cpu"]) / (b["wall"] - a["wall"])
         for a, b in itertools.pairwise(recs[2:])
     ]
+    cpu_ms = [1e3 * (b["cpu"] - a["cpu"]) for a, b in itertools.pairwise(recs[2:])]
     mismatches = checked = 0
     details: list[tuple[float, str, str]] = []
     final = None
     for r in recs:
         sure, unsure = expected_stale(
-            r["wall"], follow_start, written, log["flushed"], r["read_wall"]
+            r["wall"], recs[0]["wall"], written, log["flushed"], r["read_wall"]
         )
         flagged = set(r["stale"])
         wrong = (flagged ^ sure) - unsure
@@ -402,6 +404,8 @@ def run_one(src: Path, args: argparse.Namespace) -> dict:
         "cpu_pct": [round(c, 2) for c in cpu_pct],
         "cpu_p50": pct(cpu_pct, 0.5),
         "cpu_p95": pct(cpu_pct, 0.95),
+        "cpu_ms_p50": pct(cpu_ms, 0.5),
+        "cpu_ms_p95": pct(cpu_ms, 0.95),
         "read_cpu_ms_p50": pct([1e3 * r["read_cpu"] for r in recs[2:]], 0.5),
         "read_wall_ms_p50": pct([1e3 * r["read_wall"] for r in recs[2:]], 0.5),
         "read_wall_ms_p95": pct([1e3 * r["read_wall"] for r in recs[2:]], 0.95),
@@ -447,6 +451,7 @@ def main() -> None:
     print()
     head = (
         f"{'':<10}{'refreshes':>10}{'first s CPU':>12}{'CPU% p50':>10}{'CPU% p95':>10}"
+        f"{'ms/refresh p50':>15}{'p95':>7}"
         f"{'read ms p50':>12}{'read ms p95':>12}{'redraw ms':>10}{'RSS MB':>8}{'max RSS':>8}"
         f"{'stale (flagged/expected)':>26}{'mismatch':>9}"
     )
@@ -455,7 +460,8 @@ def main() -> None:
         flagged, sure, unsure, _ = r["final_stale"] or (0, 0, 0, [])
         print(
             f"{r['label']:<10}{r['refreshes']:>10}{r['first_cpu_s'] or float('nan'):>12.2f}"
-            f"{r['cpu_p50']:>10.2f}{r['cpu_p95']:>10.2f}{r['read_wall_ms_p50']:>12.1f}"
+            f"{r['cpu_p50']:>10.2f}{r['cpu_p95']:>10.2f}"
+            f"{r['cpu_ms_p50']:>15.0f}{r['cpu_ms_p95']:>7.0f}{r['read_wall_ms_p50']:>12.1f}"
             f"{r['read_wall_ms_p95']:>12.1f}{r['redraw_ms']:>10.1f}{r['rss_mb'] or 0:>8.0f}"
             f"{r['maxrss_mb'] or 0:>8.0f}"
             f"{f'{flagged}/{sure}' + (f'±{unsure}' if unsure else ''):>26}"
