@@ -141,11 +141,13 @@ def test_damaged_cache_blocks_are_caught_and_rebuilt(report, capsys, _isolated_c
     assert len(outcomes) >= 8
 
 
-@pytest.mark.parametrize("damage", [b"", b"not a database" * 300, "half"])
+@pytest.mark.parametrize("damage", [b"", b"not a database" * 300, 0.5, 0.75])
 def test_truncated_or_foreign_cache_files_are_rebuilt(report, _isolated_cache, damage):
+    """Cut where the ``meta`` block survives too (0.75): blocks past the end are damage."""
     roofscope.load(report).close()
     (cache,) = _isolated_cache.glob("*.duckdb")
-    blob = cache.read_bytes()[: len(cache.read_bytes()) // 2] if damage == "half" else damage
+    whole = cache.read_bytes()
+    blob = whole[: int(len(whole) * damage)] if isinstance(damage, float) else damage
     cache.write_bytes(blob)
     session = roofscope.load(report)
     assert not session.store.from_cache and session.reports[0].totals()["launches"] == 459

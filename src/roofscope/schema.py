@@ -17,7 +17,7 @@ from roofscope.telemetry.recording import COLUMNS as RECORDING
 from roofscope.telemetry.recording import PROCESS_FIELDS
 
 # In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -259,8 +259,10 @@ DDL = "".join(table.ddl() for table in TABLES)
 # Base SI values of the metrics roofscope computes with, one DOUBLE column per metric (raw pages
 # are scanned straight into it, so it also keeps their identification columns as text).
 VALUES_R = PerReport("values_r", (("launch_id", "BIGINT"),), more=True)
-# A raw page's every column as text (pages up to 64 MB; ``reports.raw_values = 'table'``).
-RAW_R = PerReport("raw_r", (("launch_id", "BIGINT"),), more=True)
+# A raw page's other columns as text (pages up to 64 MB; ``reports.raw_values = 'table'``): one
+# list per launch, its values named in order by ``raw_columns_r{N}``'s one row.
+RAW_R = PerReport("raw_r", (("launch_id", "BIGINT"), ("texts", "VARCHAR[]")), more=False)
+RAW_COLUMNS_R = PerReport("raw_columns_r", (("names", "VARCHAR[]"),), more=False)
 # A details or summary page, every row as exported.
 DET_R = PerReport(
     "det_r",
@@ -274,7 +276,7 @@ DET_R = PerReport(
     ),
     more=False,
 )
-PER_REPORT: tuple[PerReport, ...] = (VALUES_R, RAW_R, DET_R)
+PER_REPORT: tuple[PerReport, ...] = (VALUES_R, RAW_R, RAW_COLUMNS_R, DET_R)
 
 
 def create_values(report_id: int, select: str, *, replace: bool = False) -> str:
@@ -289,7 +291,7 @@ def create_empty_values(report_id: int) -> str:
 
 
 def create_raw(report_id: int, select: str) -> str:
-    """``raw_r{N}`` from ``select``, whose first column is ``launch_id``."""
+    """``raw_r{N}`` from ``select``, whose columns are ``launch_id`` and ``texts``."""
     return f"CREATE TABLE {RAW_R.name(report_id)} AS {select}"
 
 

@@ -125,10 +125,14 @@ _ATTACHED: set[Path] = set()
 
 
 def is_damaged(exc: BaseException) -> bool:
-    """DuckDB checks every block it reads against its checksum; a mismatch means the file rotted."""
+    """DuckDB checks every block it reads against its checksum; a mismatch means the file rotted,
+    and a block past the end of the file means it was cut (a copy or a disk that filled up)."""
     text = str(exc)
     return isinstance(exc, duckdb.Error) and (
-        "Corrupt database file" in text or "checksum" in text or "not a valid DuckDB" in text
+        "Corrupt database file" in text
+        or "checksum" in text
+        or "not a valid DuckDB" in text
+        or "Could not read enough bytes" in text
     )
 
 

@@ -1,13 +1,14 @@
 """Nsight Compute CSV (raw, details and per-kernel summary pages) into the canonical tables.
 
-DuckDB parses the file in one scan (all columns as text, so ``n/a`` or a stray noise line never
-aborts a load); Python only finds the header and the units. Rows whose ``ID`` is not an integer
-are noise (``==PROF==`` lines, application output) and are counted, not loaded. When DuckDB
-cannot parse the file as it is (a truncated last row, a noise line with an unbalanced quote), a
-slower Python pass writes a cleaned copy first and says what it skipped. The copy is an
-unnamed temporary file (nothing is left in ``$TMPDIR``, even after ``kill -9``), and DuckDB
-reads every file through an open descriptor, never by the user's file name (see
-``sniff.duckdb_name``).
+pyarrow parses the table on every core (``ncu_arrow``; a raw page's wanted columns only), all
+columns as text so ``n/a`` or a stray noise line never aborts a load, and DuckDB turns the
+metrics into numbers; Python only finds the header and the units. Rows whose ``ID`` is not an
+integer are noise (``==PROF==`` lines, application output) and are counted, not loaded. A file
+pyarrow would not read exactly goes to DuckDB's ``","`` split of an all-quoted raw page, and
+then to a slower Python pass that writes a cleaned copy first and says what it skipped
+(truncated rows, unbalanced quotes). The copy is an unnamed temporary file (nothing is left in
+``$TMPDIR``, even after ``kill -9``), and DuckDB and pyarrow read every file through an open
+descriptor, never by the user's file name (see ``sniff.duckdb_name``).
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ import zlib
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import duckdb
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.numbers import UNREADABLE, null_non_finite, number_sql
@@ -46,6 +50,7 @@ from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, TI
 from roofscope.schema import (
     CATALOGUE,
     NCU_RULES,
+    RAW_COLUMNS_R,
     RAW_R,
     VALUES_R,
     create_det,
@@ -98,6 +103,8 @@ _INT = r"^\s*([0-9]{1,18}|[0-9]{1,3}(,[0-9]{3}){1,5})\s*$"  # "2,0000" is no num
 _INT_THEN_QUOTE = r'^\s*[0-9][0-9,]{0,17}"'
 LONG_NAME = 8192  # characters; real demangled CUTLASS names reach ~3,500
 RAW_TABLE_LIMIT = 64 << 20  # bytes of export up to which every raw value is copied to the store
+READER_ENV = "ROOFSCOPE_NCU_READER"  # "duckdb": skip pyarrow (to compare, or to work around)
+_ARROW_PAGE = "rs_arrow_page"  # the page as pyarrow read it, while a small page is loaded
 TAIL_BYTES = 1 << 20  # how far back the fast path looks for the start of the last line
 # A value as ncu writes it when it scaled the column to a unit (--print-units auto): six decimals.
 _AUTO_SCALED = re.compile(r"^\s*-?[0-9][0-9,]*\.[0-9]{6}\s*$")
@@ -173,7 +180,7 @@ def _read_csv_sql(
     never a user's file name, which DuckDB would expand as a glob pattern). ``split`` reads
     ncu's all-quoted rows as fields separated by the three bytes ``","`` with quoting off: the
     tokenizer then does far less work (4.2 s vs 5.7 s for 100,000 rows of 1,279 columns); the
-    first field keeps a leading and the last a trailing quote, which ``_select_list`` strips."""
+    first field keeps a leading and the last a trailing quote, which ``_select`` strips."""
     columns = ", ".join(f"{quote_str(c)}: 'VARCHAR'" for c in _unique(sn.header))
     dialect = (
         ["quote=''", "escape=''", "delim='\",\"'"]
@@ -408,18 +415,25 @@ def _duplicates(con: duckdb.DuckDBPyConnection, src: str, info: ReportInfo) -> N
         con.execute(f"ALTER TABLE {src} DROP COLUMN {b}")
 
 
-def _select_list(sn: Sniffed, columns: Projection | None, split: bool = False) -> str:
-    """SELECT list over ``read_csv``: text columns as they are, metrics parsed and scaled.
+def _select(sn: Sniffed, columns: Projection | None, source: str, split: bool = False) -> str:
+    """The query over ``source`` (a ``read_csv``, or the page as pyarrow read it): text
+    columns as they are, metrics parsed and scaled.
+
+    The metrics are parsed by one ``number_sql`` over a list of them: DuckDB plans a regular
+    expression per use, so one expression per column cost ~1.7 ms a column to plan (130 ms for
+    a raw page's ~80 metrics, longer than reading a short page) and the list form 20 ms; at
+    100,000 launches both scan alike (docs/performance.md).
 
     In the ``","``-split dialect the first field keeps its opening and the last its closing
     quote, and text fields keep ncu's doubled quotes; both are undone here.
     """
     if columns is None:
-        return "*"
+        return f"SELECT * FROM {source}"
     header = _unique(sn.header)
     first = quote_ident(header[0])
     id_text = f"ltrim({first}, '\"')" if split else first
     parts = [f"TRY_CAST(replace(trim({id_text}), ',', '') AS BIGINT) AS launch_id"]
+    metrics: list[str] = []
     for c, scale in columns:
         expr = quote_ident(c)
         if split and c == header[0]:
@@ -430,11 +444,15 @@ def _select_list(sn: Sniffed, columns: Projection | None, split: bool = False) -
             if split:
                 expr = f"replace({expr}, '\"\"', '\"')"
         else:
-            expr = f"{number_sql(expr, sn.decimal)} * {scale!r}"
+            metrics.append(expr)
+            expr = f"rs_numbers[{len(metrics)}] * {scale!r}"
         parts.append(f"{expr} AS {quote_ident(c)}")
     if split:
         parts.append(f"{quote_ident(header[-1])} AS rs_last")
-    return ", ".join(parts)
+    if not metrics:
+        return f"SELECT {', '.join(parts)} FROM {source}"
+    parse = f"list_transform([{', '.join(metrics)}], lambda x: {number_sql('x', sn.decimal)})"
+    return f"SELECT {', '.join(parts)} FROM (SELECT *, {parse} AS rs_numbers FROM {source})"
 
 
 def _all_quoted(sn: Sniffed) -> bool:
@@ -455,7 +473,6 @@ def _try_split_read(
 ) -> bool:
     """Fast path for raw pages; False (and no table) when any row did not split into exactly
     the header's fields (its last field would then not end in the closing quote)."""
-    select = _select_list(sn, columns, split=True)
     first = quote_ident(_unique(sn.header)[0])
     bad = (
         f"(regexp_matches({first}, '{_INT}') AND NOT coalesce(ends_with(rs_last, '\"'), false)) "
@@ -463,7 +480,7 @@ def _try_split_read(
     )
     read_sql = _read_csv_sql(name, sn, sn.header_line + 1, True, sn.compressed, split=True)
     try:
-        con.execute(_create_as(src, f"SELECT {select} FROM {read_sql}"))
+        con.execute(_create_as(src, _select(sn, columns, read_sql, split=True)))
         ragged = scalar(con, f"SELECT count(*) FROM {src} WHERE {bad}")
     except duckdb.Error:
         ragged = 1
@@ -474,11 +491,41 @@ def _try_split_read(
     return True
 
 
-def _try_read(
-    con: duckdb.DuckDBPyConnection, src: str, read_sql: str, select: str
-) -> duckdb.Error | None:
+def _arrow_read(
+    con: duckdb.DuckDBPyConnection,
+    src: str,
+    sn: Sniffed,
+    fd: int,
+    columns: Projection | None,
+    every: bool,
+) -> pa.Table | None:
+    """Fast path (``ncu_arrow``): a raw page's projected columns parsed into ``src`` (a
+    details or summary page's every column, as text) from pyarrow's reading, which is
+    returned (``every`` column of it, for the full-text copy, or only the projected ones).
+    None, and no table, when pyarrow gave up."""
+    if os.environ.get(READER_ENV, "").strip().lower() == "duckdb":
+        return None
+    from roofscope.ingest.ncu_arrow import read_page
+
+    names = _unique(sn.header)
+    wanted = None if every or columns is None else [c for c, _ in columns]
+    table = read_page(fd, sn, names, wanted)
+    if table is None:
+        return None
+    con.register(_ARROW_PAGE, table)
     try:
-        con.execute(_create_as(src, f"SELECT {select} FROM {read_sql}"))
+        con.execute(_create_as(src, _select(sn, columns, _ARROW_PAGE)))
+    except duckdb.Error:
+        con.execute(f"DROP TABLE IF EXISTS {src}")
+        return None
+    finally:
+        con.unregister(_ARROW_PAGE)
+    return table
+
+
+def _try_read(con: duckdb.DuckDBPyConnection, src: str, query: str) -> duckdb.Error | None:
+    try:
+        con.execute(_create_as(src, query))
     except duckdb.Error as exc:
         return exc
     return None
@@ -487,8 +534,9 @@ def _try_read(
 def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: int) -> ReportInfo:
     """Load one ncu CSV export as report ``report_id`` into the open store connection.
 
-    Tries, in order: the ``","`` split of an all-quoted raw page, DuckDB's CSV reader on the
-    file as it is, and a cleaned copy written by Python (truncated rows, stray quotes).
+    Tries, in order: pyarrow's reader (``ncu_arrow``), then for a raw page the ``","`` split
+    of an all-quoted page; a page these give up on is read from a cleaned copy written by
+    Python (truncated rows, stray quotes), which names what it skipped.
     """
     path = Path(path)
     sn = sniff(path)
@@ -499,22 +547,26 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
     fd = open_input(path)  # DuckDB reads this descriptor, never the name (a glob pattern)
     source, skip, compressed = duckdb_name(fd), sn.header_line + 1, sn.compressed
     tmp: IO[str] | None = None
+    small = os.fstat(fd).st_size <= RAW_TABLE_LIMIT
+    full: pa.Table | str | None = None  # the page as pyarrow read it, or a read_csv of it
     try:
         loaded = False
         # NUL bytes inside the table misalign DuckDB's fields; the Python pass drops them
         if _tail_is_clean(fd, sn) and not sn.nul_after_header:
-            if columns is not None and _all_quoted(sn):
+            if columns is not None or sn.layout != RAW:
+                page = _arrow_read(con, src, sn, fd, columns, every=small)
+                loaded = page is not None
+                full = page if loaded and small and sn.layout == RAW else None
+                del page  # a details page's text is in ``src`` now: not kept twice
+            if not loaded and columns is not None and _all_quoted(sn):
                 loaded = _try_split_read(con, src, sn, source, columns)
-            if not loaded:
-                loaded = (
-                    _try_read(con, src, _read_csv_sql(source, sn, skip, True, compressed), columns)
-                    is None
-                )
+        # Everything else takes the Python pass: DuckDB's quoted reader on the file as it is
+        # would pad a short, damaged row with NULLs without a word (decisions.md).
         if not loaded:
             tmp = _clean_copy(sn, info.warnings)
             source, skip, compressed = duckdb_name(tmp.fileno()), 1, False
             read_sql = _read_csv_sql(source, sn, 1, False, False)
-            error = _try_read(con, src, read_sql, _select_list(sn, columns))
+            error = _try_read(con, src, _select(sn, columns, read_sql))
             if error is not None:
                 raise RoofscopeError(
                     f"could not be parsed as an ncu CSV ({str(error).splitlines()[0]})",
@@ -522,7 +574,8 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
                     hint="export it again with ncu --csv",
                 )
         text = _read_csv_sql(source, sn, skip, False, compressed)
-        full = text if sn.layout == RAW and os.fstat(fd).st_size <= RAW_TABLE_LIMIT else None
+        if full is None and sn.layout == RAW and small:
+            full = text
         not_rows = _load_layout(con, src, sn, info, full, catalogue, text)
     except BaseException:
         con.execute(f"DROP TABLE IF EXISTS {src}")
@@ -592,7 +645,7 @@ def _load_layout(
     src: str,
     sn: Sniffed,
     info: ReportInfo,
-    full: str | None,
+    full: pa.Table | str | None,
     catalogue: list[tuple] | None,
     text: str,
 ) -> int:
@@ -724,7 +777,7 @@ def _load_raw(
     src: str,
     header: list[str],
     info: ReportInfo,
-    full: str | None,
+    full: pa.Table | str | None,
     catalogue: list[tuple],
     text: str,
 ) -> None:
@@ -750,23 +803,75 @@ def _load_raw(
     _left_out(null_non_finite(con, src, unreadable), info)
     _not_numbers(unreadable, info, lambda column: _first_raw_text(con, text, column, info))
     info.launches = _insert_launches(con, src, header, rid, "launch_id", aggregate=False)
-    nvtx = set(_nvtx_columns(header))
     insert_rows(con, CATALOGUE.name, CATALOGUE.names, catalogue)
     info.raw_values = "source"
     if full is not None:
-        ids = ", ".join(quote_ident(c) for c in header if c in ID_COLUMNS or c in nvtx)
         try:
-            con.execute(
-                create_raw(
-                    rid,
-                    f"SELECT {id_expr} AS launch_id, * EXCLUDE ({ids}) FROM (SELECT * FROM "
-                    f"{full} WHERE regexp_matches({quote_ident('ID')}, '{_INT}'))",
-                )
-            )
+            _copy_raw_texts(con, rid, header, full, id_expr)
             info.raw_values = "table"
         except duckdb.Error:
             con.execute(f"DROP TABLE IF EXISTS {RAW_R.name(rid)}")
+            con.execute(f"DROP TABLE IF EXISTS {RAW_COLUMNS_R.name(rid)}")
     _device_facts(con, info, text_source=src, header={row[1] for row in catalogue})
+
+
+def _copy_raw_texts(
+    con: duckdb.DuckDBPyConnection, rid: int, header: list[str], full: pa.Table | str, id_expr: str
+) -> None:
+    """``raw_r{N}``: each launch's other columns as one list of texts, named in order by
+    ``raw_columns_r{N}``. A table of a raw page's ~1,270 text columns took ~0.2 s to create
+    however few its rows, longer than reading the page; the list column takes ~0.03 s."""
+    import numpy as np
+    import pyarrow as pa
+
+    page = full if isinstance(full, pa.Table) else con.sql(f"SELECT * FROM {full}").to_arrow_table()
+    con.register(_ARROW_PAGE, page.select(["ID"]))
+    try:
+        rows = con.sql(
+            f"SELECT coalesce(regexp_matches({quote_ident('ID')}, '{_INT}'), false) FROM "
+            f"{_ARROW_PAGE}"
+        ).to_arrow_table()
+        ids = con.sql(
+            f"SELECT {id_expr} AS launch_id FROM {_ARROW_PAGE} "
+            f"WHERE regexp_matches({quote_ident('ID')}, '{_INT}')"
+        ).to_arrow_table()
+    finally:
+        con.unregister(_ARROW_PAGE)
+    nvtx = set(_nvtx_columns(header))
+    keep = [c for c in header if c not in ID_COLUMNS and c not in nvtx]
+    kept = page.filter(rows.column(0)).select(keep)
+    n, width = kept.num_rows, len(keep)
+    columns = [c.combine_chunks() for c in kept.columns]
+    flat = pa.concat_arrays(columns) if columns else pa.nulls(0, pa.string())
+    # column-major to row-major: launch r's values are flat[c * n + r] for each column c
+    order = (np.arange(width)[None, :] * n + np.arange(n)[:, None]).ravel()
+    offsets = np.arange(0, n * width + 1, max(width, 1), dtype=np.int32)
+    texts = pa.ListArray.from_arrays(
+        _arrow(offsets, pa.int32()), flat.take(_arrow(order, pa.int64()))
+    )
+    con.register(
+        _ARROW_PAGE, pa.Table.from_arrays([ids.column(0), texts], names=["launch_id", "texts"])
+    )
+    try:
+        con.execute(
+            create_raw(
+                rid, f"SELECT CAST(launch_id AS BIGINT) AS launch_id, texts FROM {_ARROW_PAGE}"
+            )
+        )
+    finally:
+        con.unregister(_ARROW_PAGE)
+    con.execute(
+        f"CREATE TABLE {RAW_COLUMNS_R.name(rid)} AS SELECT CAST(? AS VARCHAR[]) AS names", [keep]
+    )
+
+
+def _arrow(values: Any, kind: Any) -> Any:
+    """A numpy vector as an Arrow array without ``pa.array``, which imports pandas (0.26 s)."""
+    import numpy as np
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values, dtype=kind.to_pandas_dtype())
+    return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(values)])
 
 
 def _details_frame(

@@ -18,7 +18,7 @@ import duckdb
 from roofscope.ingest.numbers import parse_number
 from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY
 from roofscope.ingest.units import UnknownUnitError, parse_unit
-from roofscope.schema import DET_R, RAW_R
+from roofscope.schema import DET_R, RAW_COLUMNS_R, RAW_R
 
 # Why an export cannot be read again for values the store does not hold (None: it can). The
 # caller decides (has the file changed since it was loaded?), since that is the store's to know.
@@ -73,10 +73,11 @@ def _ncu_raw(
         ).fetchall()
     }
     if raw_values == "table":
-        result = con.execute(f"SELECT * FROM {RAW_R.name(report_id)} WHERE launch_id = {launch_id}")
-        names = [d[0] for d in result.description]
-        found = result.fetchall()
-        values = dict(zip(names, found[0], strict=True)) if found else {}
+        found = con.execute(
+            f"SELECT n.names, r.texts FROM {RAW_R.name(report_id)} r, "
+            f"{RAW_COLUMNS_R.name(report_id)} n WHERE r.launch_id = {launch_id}"
+        ).fetchall()
+        values = dict(zip(found[0][0], found[0][1], strict=True)) if found else {}
     elif why := problem(path):
         return [RawValue("raw", "(other exported columns)", None, "", why)]
     else:

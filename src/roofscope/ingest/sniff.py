@@ -16,6 +16,7 @@ import re
 import stat
 import zlib
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 from roofscope.errors import RoofscopeError
@@ -252,6 +253,7 @@ def _is_header(fields: list[str]) -> str | None:
     return None
 
 
+VOTES = 4000  # sample values the decimal mark is voted on (a wide raw page has ~50,000)
 _EU_NUMBER = re.compile(r"^-?\d{1,3}(\.\d{3}){2,}(,\d+)?$|^-?\d+,\d{1,2}$")
 _US_NUMBER = re.compile(r"^-?\d{1,3}(,\d{3})+(\.\d+)?$|^-?\d+\.(\d{1,2}|\d{4,})$")
 
@@ -497,10 +499,10 @@ def _find_header(path: Path, text: str, compressed: bool) -> Sniffed | None:
         else:
             first = names.index("CC") + 1 if "CC" in names else names.index("Kernel Name") + 1
             value_cols = list(range(first, len(names)))
-        values = [
+        values = (
             row[i] for row in body for i in value_cols if i < len(row) and row[i][:1].isdigit()
-        ]
-        sniffed.decimal = detect_decimal(values)
+        )
+        sniffed.decimal = detect_decimal(list(islice(values, VOTES)))
         return sniffed
     return None
 

@@ -1,0 +1,147 @@
+"""ncu pages read by pyarrow's CSV reader: every core, only the wanted columns.
+
+DuckDB's ``read_csv`` binds all of a raw page's 300-2,200 columns before it reads a row
+(0.2-0.4 s a file, however short) and tokenises ncu's all-quoted rows on one thread, and
+details pages went through a Python pass row by row; pyarrow parses blocks on every core and
+converts only the columns asked for (docs/performance.md, "ncu raw ingest").
+
+It takes only files it reads exactly. pyarrow's quoting is lenient, so the rows it gives are
+counted against the lines of the file: a value that crossed a line (an unbalanced quote that
+swallowed the next row), a row of another width, a header that is not where the sniffer
+found it, and it gives up (``None``); the readers that name such damage take over.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from roofscope.ingest.sniff import Sniffed, duckdb_name
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+BLOCK_BYTES = 8 << 20  # per parsing task: 1.3 s at 4-16 MiB for 1.1 GB, 2.8 s and 1 GiB at 64
+_CHUNK = 1 << 20
+_COUNT_CHUNK = 16 << 20
+_HEAD_LIMIT = 64 << 20  # the sniffer finds a header within its head; no further is looked
+
+
+def read_page(fd: int, sn: Sniffed, names: list[str], wanted: list[str] | None) -> pa.Table | None:
+    """The rows under the header (the units row and noise lines included, as DuckDB's
+    reader gives them) as text columns named ``names``, empty fields null; only ``wanted``
+    when given. ``None`` when the file is not one this reader reads exactly."""
+    import pyarrow as pa
+
+    source = duckdb_name(fd)  # the file already opened and checked, never the user's name
+    try:
+        offset = _data_offset(_open(source, sn.compressed), sn)
+        if offset is None:
+            return None
+        # pyarrow's quoting is lenient: an unbalanced quote can swallow a line break and the
+        # next row, and still give a row of the header's width. One row per line proves that
+        # no value crossed a line, so nothing was swallowed; but a quote left open on the
+        # last line takes in only the final line break. The lines are counted while the rows
+        # are parsed (the count releases the GIL).
+        with ThreadPoolExecutor(1) as pool:
+            lines = pool.submit(_lines, _open(source, sn.compressed), offset, sn.compressed)
+            table = _parse(source, offset, sn.compressed, names, wanted)
+            same = table.num_rows == lines.result() and not _open_at_the_end(table)
+            return table if same else None
+    except (pa.ArrowException, OSError):
+        return None
+
+
+def _open_at_the_end(table: pa.Table) -> bool:
+    """Whether a value of the last row holds a line break (its quote never closed)."""
+    if table.num_rows == 0:
+        return False
+    last = table.slice(table.num_rows - 1).to_pylist()[0].values()
+    return any(v is not None and ("\n" in v or "\r" in v) for v in last)
+
+
+def _parse(
+    source: str, offset: int, compressed: bool, names: list[str], wanted: list[str] | None
+) -> pa.Table:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    with _open(source, compressed) as stream:
+        _skip(stream, offset, compressed)
+        return pacsv.read_csv(
+            stream,
+            read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_BYTES),
+            parse_options=pacsv.ParseOptions(
+                quote_char='"', double_quote=True, ignore_empty_lines=False
+            ),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=wanted or names,
+                column_types=dict.fromkeys(wanted or names, pa.string()),
+                strings_can_be_null=True,
+                quoted_strings_can_be_null=True,
+                null_values=[""],
+            ),
+        )
+
+
+def _open(source: str, compressed: bool) -> Any:
+    import pyarrow as pa
+
+    raw = pa.OSFile(source)  # memory-mapped, a 1.1 GB page counted 1.1 GB against the peak
+    return pa.CompressedInputStream(raw, "gzip") if compressed else raw
+
+
+def _data_offset(stream: Any, sn: Sniffed) -> int | None:
+    """Bytes before the line after the header, counted by ``\\n`` as the sniffer counts
+    lines; ``None`` unless the line found there is the header the sniffer read."""
+    with stream:
+        buffer, base, line_start, lines = b"", 0, 0, 0  # base: the file offset of buffer[0]
+        search = 0
+        while True:
+            cut = buffer.find(b"\n", search)
+            if cut < 0:
+                chunk = stream.read(_CHUNK)
+                if not chunk or base + len(buffer) > _HEAD_LIMIT:
+                    return None
+                buffer, base = buffer[line_start:] + chunk, base + line_start
+                search, line_start = len(buffer) - len(chunk), 0
+                continue
+            if lines == sn.header_line:
+                line = buffer[line_start:cut].replace(b"\x00", b"")
+                found = line.decode("utf-8", errors="replace").lstrip("\ufeff").rstrip("\r")
+                return base + cut + 1 if found == sn.raw_header_line else None
+            lines += 1
+            line_start = search = cut + 1
+
+
+def _lines(stream: Any, offset: int, compressed: bool) -> int:
+    """Lines from ``offset`` to the end as pyarrow splits them (``\\n``, ``\\r\\n`` and a lone
+    ``\\r`` end one; so does the end of the file): one vectorised pass, 0.4 s for 1.1 GB, and
+    a second over files that hold any ``\\r``."""
+    import numpy as np
+
+    with stream:
+        _skip(stream, offset, compressed)
+        count, previous = 0, 10  # the byte before the chunk: a line break before the first
+        while chunk := stream.read_buffer(_COUNT_CHUNK):
+            view = np.frombuffer(chunk, dtype=np.uint8)
+            count += int(np.count_nonzero(view == 10))
+            returns = int(np.count_nonzero(view == 13))
+            if returns:  # \r\n is one line end, counted at its \n
+                pairs = np.count_nonzero((view[:-1] == 13) & (view[1:] == 10))
+                count += returns - int(pairs)
+            count -= int(previous == 13 and view[0] == 10)  # a pair split between chunks
+            previous = int(view[-1])
+        return count + (previous not in (10, 13))
+
+
+def _skip(stream: Any, offset: int, compressed: bool) -> None:
+    if not compressed:
+        stream.seek(offset)
+        return
+    left = offset
+    while left > 0:
+        got = len(stream.read(min(left, _CHUNK)))
+        if got == 0:
+            raise OSError("the file ended before its header")
+        left -= got

@@ -1,0 +1,224 @@
+"""Issue 20: ncu pages read by pyarrow (``ingest/ncu_arrow.py``) build the very store that
+DuckDB's readers and the Python pass build, and any file pyarrow would not read exactly (a
+value that crosses a line, a row of another width, a header elsewhere) is handed to those
+readers, whose checks and warnings then apply. The independent reading here is Python's
+``csv`` module."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import roofscope.ingest.ncu_arrow as ncu_arrow
+from roofscope.errors import RoofscopeError
+from roofscope.ingest.ncu_csv import READER_ENV, _unique
+from roofscope.ingest.sniff import RAW, Sniffed, open_input
+from roofscope.session import load
+from tests.conftest import SAMPLES
+from tests.ncu_builder import raw_page, write
+
+CORPUS = Path(__file__).parent / "corpus" / "bad"
+REAL = [
+    SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv",  # 1,279 columns, 3 launches
+    SAMPLES / "mobilenetv2_fp32_h100.ncu-raw-base.csv",  # --print-units base
+    SAMPLES / "cnn_tf32_b128_h100.ncu-raw.csv.gz",  # gzip
+    SAMPLES / "mobilenetv2_fp32_h100.ncu-details.csv",  # a details page: every column as text
+    CORPUS / "decimal_comma.ncu-raw.csv",  # European locale
+    CORPUS / "glob[12]*?.ncu-raw.csv",  # a name DuckDB would expand
+]
+UNITS = {"gpu__time_duration.sum": "us", "dram__bytes.sum": "Mbyte"}
+
+
+def _launches(n: int, kernel: str = "k{i}(float *)") -> list[tuple[str, dict[str, str]]]:
+    return [
+        (kernel.format(i=i), {"gpu__time_duration.sum": f"{i + 1}.5", "dram__bytes.sum": "2.5"})
+        for i in range(n)
+    ]
+
+
+def _store(path: Path, reader: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Every table of the cache built with ``reader``: columns, rows and an order-free hash of
+    the rows, and the warnings; or the error."""
+    cache = tmp / f"cache-{reader}"
+    shutil.rmtree(cache, ignore_errors=True)
+    monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(cache))
+    monkeypatch.setenv(READER_ENV, reader)
+    try:
+        session = load(path)
+    except RoofscopeError as exc:
+        return {"error": str(exc)}
+    out: dict = {"said": list(session.warnings)}
+    session.close()
+    (db,) = cache.glob("*.duckdb")
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        for (table,) in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY 1").fetchall():
+            columns = [c[:2] for c in con.execute(f"DESCRIBE {table}").fetchall()]
+            skip = "WHERE t.key <> 'inputs'" if table == "meta" else ""  # the file's own path
+            rows = con.execute(f"SELECT count(*), sum(hash(t)::HUGEINT) FROM {table} t {skip}")
+            out[table] = (columns, *rows.fetchall())
+    finally:
+        con.close()
+    return out
+
+
+@pytest.fixture
+def taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each raw page read, whether pyarrow took it."""
+    seen: list[bool] = []
+    original = ncu_arrow.read_page
+
+    def spy(*args, **kwargs):
+        table = original(*args, **kwargs)
+        seen.append(table is not None)
+        return table
+
+    monkeypatch.setattr(ncu_arrow, "read_page", spy)
+    return seen
+
+
+@pytest.mark.parametrize("path", REAL, ids=lambda p: p.name)
+def test_real_pages_give_the_store_duckdb_gives(path, tmp_path, monkeypatch, taken):
+    fast = _store(path, "arrow", tmp_path, monkeypatch)
+    assert taken == [True]
+    assert fast == _store(path, "duckdb", tmp_path, monkeypatch)
+    assert fast["launches"][1][0] > 0
+
+
+def _rewritten(text: str, how: str) -> bytes:
+    data = text.encode()
+    if how == "crlf":
+        return data.replace(b"\n", b"\r\n")
+    if how == "rows ended by a lone CR":
+        *head, rows = data.split(b"\n", 3)  # the preamble, the header and the units row
+        return b"\n".join(head) + b"\n" + rows.rstrip(b"\n").replace(b"\n", b"\r") + b"\n"
+    if how == "bom, no final newline":
+        return b"\xef\xbb\xbf" + data.rstrip(b"\n")
+    if how == "gzip in two members":
+        cut = data.index(b"\n", len(data) // 2) + 1
+        return gzip.compress(data[:cut]) + gzip.compress(data[cut:])
+    return data
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        "as written",
+        "crlf",
+        "rows ended by a lone CR",
+        "bom, no final newline",
+        "gzip in two members",
+    ],
+)
+def test_rewrites_are_taken_and_read_alike(how, tmp_path, monkeypatch, taken):
+    monkeypatch.setattr(ncu_arrow, "BLOCK_BYTES", 4096)  # many blocks: rows cross them
+    text = raw_page(_launches(300), UNITS, preamble="==PROF== Connected to process 1\n")
+    path = tmp_path / "page.ncu-raw.csv"
+    path.write_bytes(_rewritten(text, how))
+    fast = _store(path, "arrow", tmp_path, monkeypatch)
+    assert taken == [True]
+    assert fast == _store(path, "duckdb", tmp_path, monkeypatch)
+    assert fast["launches"][1][0] == 300
+
+
+DAMAGE = {
+    # a noise line with an open quote: pyarrow would swallow the next launch into one row
+    "unbalanced quote": lambda lines: [*lines[:5], '"loss = 0.5', *lines[5:]],
+    # a kernel name across two lines: a value that crosses a line
+    "newline in a name": lambda lines: [*lines[:5], lines[5].replace("k3(", "k3\n("), *lines[6:]],
+    "short row": lambda lines: [*lines[:5], lines[5].rsplit(",", 1)[0], *lines[6:]],
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE)
+def test_damage_is_left_to_the_readers_that_name_it(damage, tmp_path, monkeypatch, taken):
+    lines = raw_page(_launches(8), UNITS).splitlines()
+    path = write(tmp_path / "page.ncu-raw.csv", "\n".join(DAMAGE[damage](lines)) + "\n")
+    fast = _store(path, "arrow", tmp_path, monkeypatch)
+    assert taken == [False]
+    assert fast == _store(path, "duckdb", tmp_path, monkeypatch)
+
+
+def test_the_noise_line_of_the_corpus_costs_no_launch(tmp_path, monkeypatch, taken):
+    """The failure that made rows count against lines: before, pyarrow read this file with
+    launch 2 swallowed into the noise line above it, and said nothing."""
+    fast = _store(CORPUS / "unbalanced_quote.ncu-raw.csv", "arrow", tmp_path, monkeypatch)
+    assert taken == [False]
+    assert fast["launches"][1][0] == 6
+    assert any("skipped 1 line(s)" in w for w in fast["said"])
+
+
+TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=12
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(st.lists(TEXT, min_size=4, max_size=4), min_size=1, max_size=30),
+    stray=st.lists(
+        st.tuples(st.integers(0, 10**6), st.sampled_from(['"', '","', "\n", "\r\n", ","])),
+        max_size=3,
+    ),
+    block=st.integers(64, 2048),
+)
+def test_what_pyarrow_takes_is_what_python_csv_reads(rows, stray, block, tmp_path, monkeypatch):
+    """Any all-quoted table, with stray quotes, separators and line breaks dropped in:
+    pyarrow either gives up, or gives row for row what ``csv`` reads line by line."""
+    monkeypatch.setattr(ncu_arrow, "BLOCK_BYTES", block)
+    header = ["ID", "Kernel Name", "a", "b"]
+    buf = io.StringIO()
+    csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows([header, *rows])
+    text = buf.getvalue()
+    head, body = text[: text.index("\n") + 1], text[text.index("\n") + 1 :]
+    for at, piece in stray:
+        cut = at % (len(body) + 1)
+        body = body[:cut] + piece + body[cut:]
+    path = tmp_path / "t.csv"
+    path.write_bytes((head + body).encode())
+    sn = Sniffed(path, RAW, header, header_line=0, raw_header_line=head.rstrip("\n"))
+    fd = open_input(path)
+    try:
+        table = ncu_arrow.read_page(fd, sn, _unique(header), None)
+    finally:
+        os.close(fd)
+    if table is None:
+        return
+    lines = body.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    expected = [next(csv.reader([line]), []) for line in lines]
+    got = [[v if v is not None else "" for v in row.values()] for row in table.to_pylist()]
+    assert len(got) == len(lines)
+    assert got == [row + [""] * (len(header) - len(row)) for row in expected]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(st.sampled_from([b"a", b",", b"\r", b"\n", b"\r\n"]), max_size=40).map(b"".join),
+    chunk=st.integers(1, 16),
+)
+def test_lines_are_counted_where_pyarrow_ends_them(data: bytes, chunk: int) -> None:
+    """``\\n``, ``\\r\\n`` (also split between two reads) and a lone ``\\r`` each end a line,
+    as does the end of the file after a last line without a break."""
+    import pyarrow as pa
+
+    expected = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    lines = expected.count(b"\n") + (not expected.endswith(b"\n") and expected != b"")
+    original = ncu_arrow._COUNT_CHUNK
+    ncu_arrow._COUNT_CHUNK = chunk
+    try:
+        assert ncu_arrow._lines(pa.BufferReader(data), 0, False) == lines
+    finally:
+        ncu_arrow._COUNT_CHUNK = original
