@@ -7,6 +7,7 @@ reading the file by hand, never papered over with a looser tolerance.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from pathlib import Path
 
@@ -22,14 +23,21 @@ _SUFFIXES = (".csv", ".csv.gz", ".tsv", ".json", ".txt", ".sqlite")
 
 def real_exports() -> list[Path]:
     """Every file that may be an export: the bundled samples, tests/data and the shared
-    samples (h100, public, wild, generated) when that folder exists."""
+    samples (h100, public, wild, generated) when that folder exists; a file whose bytes are
+    those of one found before (a sample copied under another name) only once."""
     roots = [SAMPLES, DATA] + [SHARED / d for d in ("h100", "public", "wild", "generated")]
     found: list[Path] = []
+    seen: set[str] = set()
     for root in roots:
-        if root.is_dir():
-            found += sorted(
-                p for p in root.rglob("*") if p.is_file() and p.name.endswith(_SUFFIXES)
-            )
+        if not root.is_dir():
+            continue
+        for path in sorted(
+            p for p in root.rglob("*") if p.is_file() and p.name.endswith(_SUFFIXES)
+        ):
+            digest = hashlib.sha1(path.read_bytes()).hexdigest()
+            if digest not in seen:
+                seen.add(digest)
+                found.append(path)
     return found
 
 
