@@ -25,7 +25,7 @@ from tests.conftest import SAMPLES
 from tests.test_tui import groups, opened, settle
 
 SAMPLE = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
-HEAVY = ("pyarrow", "numpy", "pandas", "textual", "plotext", "torch")
+HEAVY = ("pyarrow", "numpy", "pandas", "textual", "plotext", "torch", "mcp")
 # what the console script runs, then prints (to stderr, at exit) the modules it loaded of these
 ENTRY = (
     "import atexit, json, sys\n"

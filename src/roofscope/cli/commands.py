@@ -234,6 +234,38 @@ def _add_record(sub: argparse._SubParsersAction) -> None:
         help="start a new part every S seconds (default 600)",
     )
     add_format(record, "with --summary")
+    mcp = sub.add_parser(
+        "mcp",
+        help="serve reports to coding agents (Model Context Protocol, stdio)",
+        description="A Model Context Protocol server over stdio: summary, groups, launches, "
+        "launch_detail, roofline, advice, diff and monitor_snapshot, as compact JSON with units "
+        "and provenance. Only files under the --root folders can be opened (symlinks are "
+        "followed first); nothing is written but roofscope's cache. Needs the mcp package: "
+        "pip install 'roofscope[mcp]'. Register it with a client as the command "
+        "'roofscope mcp --root DIR' (README).",
+    )
+    mcp.add_argument(
+        "--root",
+        action="append",
+        metavar="DIR",
+        help="a folder whose files may be opened (repeat for more; default: the working directory)",
+    )
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from roofscope.mcp.tools import Workspace
+
+    workspace = Workspace(args.root or [Path.cwd()])  # a bad root fails here, in one line
+    try:
+        from roofscope.mcp.server import serve  # the SDK: an optional extra
+    except ImportError as exc:
+        if not (exc.name or "").startswith("mcp"):
+            raise
+        raise RoofscopeError(
+            "roofscope mcp needs the mcp package", hint="pip install 'roofscope[mcp]'"
+        ) from exc
+    serve(workspace)
+    return 0
 
 
 def _open(args: argparse.Namespace) -> int:
@@ -366,16 +398,12 @@ def _monitor(args: argparse.Namespace) -> int:
 
 
 def _once(source: GpuSource, fmt: str) -> int:
-    import time
-
+    from roofscope.monitor.nvml import read_settled
     from roofscope.output.gpu import render_reading
     from roofscope.present.text import console as plain_console
 
     try:
-        reading = source.read()
-        if source.live:  # GPM activities are rates: a second sample 0.2 s later has them
-            time.sleep(0.2)
-            reading = source.read()
+        reading = read_settled(source)
     finally:
         source.close()
     if not reading.samples and not source.live:
@@ -448,6 +476,7 @@ COMMANDS = {
     **compare_commands.COMMANDS,
     "monitor": _monitor,
     "record": _record,
+    "mcp": _mcp,
     **profile_commands.COMMANDS,
 }
 

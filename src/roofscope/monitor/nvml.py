@@ -16,7 +16,7 @@ from typing import Any
 
 from roofscope.hardware.specs import match_device_name
 from roofscope.monitor.estimate import fill_estimate
-from roofscope.monitor.source import MonitorUnavailable
+from roofscope.monitor.source import GpuSource, MonitorUnavailable
 from roofscope.telemetry.sample import GPM_KEYS, GpuSample, ProcessInfo, Reading
 
 # nvmlDeviceGetTotalEnergyConsumption costs ~4 ms of CPU per call on an H100 (bench/nvml_calls.py),
@@ -281,3 +281,13 @@ class NvmlSource:
         self._gpm_bufs = [[] for _ in self._gpm_bufs]
         self._gpm_prev = [None] * len(self._gpm_prev)
         self._get(self.nv.nvmlShutdown)
+
+
+def read_settled(source: GpuSource) -> Reading:
+    """One reading of every GPU; a live source is read twice 0.2 s apart, because GPM
+    activities are rates and only a second sample has them."""
+    reading = source.read()
+    if source.live:
+        time.sleep(0.2)
+        reading = source.read()
+    return reading

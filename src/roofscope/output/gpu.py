@@ -103,16 +103,22 @@ def render_summary(
     return table_text([name for name, _ in SUMMARY_COLUMNS], rows, fmt)
 
 
+def reading_dict(reading: Reading) -> dict[str, Any]:
+    """The newest sample of every GPU, as ``monitor --once --format json`` and ``roofscope mcp``
+    give it."""
+    samples: list[GpuSample] = sorted(reading.latest().values(), key=lambda s: s.key)
+    return {
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "gpus": [s.as_dict() for s in samples],
+        "processes": [p.__dict__ for p in reading.processes],
+        "notes": reading.notes,
+    }
+
+
 def render_reading(reading: Reading, fmt: str, console: Console | None = None) -> str:
     samples: list[GpuSample] = sorted(reading.latest().values(), key=lambda s: s.key)
     if fmt == "json":
-        doc = {
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "gpus": [s.as_dict() for s in samples],
-            "processes": [p.__dict__ for p in reading.processes],
-            "notes": reading.notes,
-        }
-        return dumps(doc)
+        return dumps(reading_dict(reading))
     rows = [
         [shown(c) if c is not None else None for c in r] for r in _rows(samples, SAMPLE_COLUMNS)
     ]

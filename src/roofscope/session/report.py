@@ -118,6 +118,15 @@ class Report:
             with self._lock:
                 pager.close()
 
+    def has_launch(self, launch_id: int) -> bool:
+        with self._lock:
+            return bool(
+                self._con.execute(
+                    "SELECT count(*) FROM launches WHERE report_id = ? AND launch_id = ?",
+                    [self.report_id, int(launch_id)],
+                ).fetchall()[0][0]
+            )
+
     def launch_detail(self, launch_id: int) -> list[detail.MetricRow]:
         from roofscope.analysis import detail
 

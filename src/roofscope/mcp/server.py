@@ -1,0 +1,103 @@
+"""The MCP server of ``roofscope mcp``: the functions of ``tools`` registered with the official
+SDK's ``MCPServer`` over stdio. A client's mistake (a missing file, a path outside the roots, an
+unknown group, a bad argument) comes back as a tool error carrying the CLI's one-line message,
+and the server goes on; answers are strict JSON text (no NaN), as every roofscope command writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+from roofscope.errors import RoofscopeError
+from roofscope.jsonout import dumps
+from roofscope.mcp import tools
+from roofscope.mcp.tools import Workspace
+from roofscope.version import __version__
+
+INSTRUCTIONS = (
+    "roofscope reads Nsight Compute (ncu CSV) and Nsight Systems (nsys SQLite/parquet/stats) "
+    "exports. Start with summary(path), then groups(path) for where the time goes, "
+    "roofline(path) for what bounds each group, advice(path) for what to change first, "
+    "launches(path, group) and launch_detail(path, launch) to drill down, diff(before, after) "
+    "to compare two runs. Times are seconds, FLOP counts FLOP, bytes B, rates per second; "
+    "every answer lists its units, and ceilings name their source."
+)
+
+
+def _answer(compute: Callable[[], dict[str, Any]]) -> str:
+    try:
+        return dumps(compute(), indent=None)
+    except RoofscopeError as exc:
+        raise ToolError(exc.one_line()) from None
+
+
+def build(workspace: Workspace) -> MCPServer:
+    """The server, its tools bound to ``workspace``."""
+    server = MCPServer("roofscope", instructions=INSTRUCTIONS, version=__version__)
+
+    @server.tool(structured_output=False)
+    def summary(path: str) -> str:
+        """One report's totals: launches, GPU time (time_s, s), FLOP per precision (flops),
+        bytes per memory level (bytes), the GPU, its ceilings (value and source), the share of
+        FLOP per precision, the efficiency histogram with potential_speedup (the step's speedup
+        if every kernel ran at its roof), how each number was made (provenance), warnings."""
+        return _answer(lambda: tools.summary(workspace, path))
+
+    @server.tool(structured_output=False)
+    def groups(path: str, sort: str = "time_s", top: int = 20) -> str:
+        """The Kernels table: per group of kernels, launches, time_s and time_pct (share of GPU
+        time), FLOP and bytes, flop_per_s, ai (FLOP per byte at l1/l2/dram), bound (what limits
+        it), attainable_flop_per_s (its roof), efficiency (0-1 of the roof), headroom_s and
+        speedup_if_at_roof. sort: time_s, headroom_s, efficiency, launches or flop_per_s;
+        top: rows returned (largest first)."""
+        return _answer(lambda: tools.groups(workspace, path, sort, top))
+
+    @server.tool(structured_output=False)
+    def launches(path: str, group: str, sort: str = "time_s", top: int = 20) -> str:
+        """The launches of one group (a name from groups), each with its ID (name), kernel,
+        time_s, FLOP, bytes, flop_per_s, ai, efficiency and headroom_s. sort: time_s,
+        efficiency, headroom_s or flop_per_s; top: rows returned."""
+        return _answer(lambda: tools.launches(workspace, path, group, sort, top))
+
+    @server.tool(structured_output=False)
+    def launch_detail(path: str, launch: int) -> str:
+        """Every metric of one launch (an ID from launches): derived values with the formula
+        that made them, and every exported value in base SI units with its column."""
+        return _answer(lambda: tools.launch_detail(workspace, path, launch))
+
+    @server.tool(structured_output=False)
+    def roofline(path: str, level: str = "dram", top: int = 50) -> str:
+        """Roofs (compute and memory ceilings: value, unit, source) and one point per group:
+        ai at the chosen level (l1, l2 or dram; FLOP/B), flop_per_s achieved, time_pct, bound,
+        attainable_flop_per_s and efficiency. top: points returned (most time first)."""
+        return _answer(lambda: tools.roofline(workspace, path, level, top))
+
+    @server.tool(structured_output=False)
+    def advice(path: str, top: int = 10) -> str:
+        """What to change first: ranked items with evidence, action, est_gain_s (estimated
+        seconds saved per step), est_step_speedup, the model behind the estimate and whether
+        it was checked by applying it. top: items returned."""
+        return _answer(lambda: tools.advice(workspace, path, top))
+
+    @server.tool(structured_output=False)
+    def diff(before: str, after: str, by: str = "group", top: int = 20) -> str:
+        """Two exports compared row by row (by group or kernel): both sides' time and share
+        of the roof, the change (delta_time_s, delta_time_pct), new and vanished rows, and
+        the verdict on the total. top: rows returned."""
+        return _answer(lambda: tools.diff(workspace, before, after, by, top))
+
+    @server.tool(structured_output=False)
+    def monitor_snapshot() -> str:
+        """One NVML sample of every GPU on this host (utilisation, memory, power, clocks,
+        processes), or available false and the one-line reason none can be read."""
+        return _answer(tools.monitor_snapshot)
+
+    return server
+
+
+def serve(workspace: Workspace) -> None:
+    build(workspace).run("stdio")
