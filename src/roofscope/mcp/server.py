@@ -85,7 +85,7 @@ def build(workspace: Workspace) -> MCPServer:
 
     @server.tool(structured_output=False)
     def diff(before: str, after: str, by: str = "group", top: int = 20) -> str:
-        """Two exports compared row by row (by group or kernel): both sides' time and share
+        """Two exports compared row by row (by group, kernel or launch): both sides' time and share
         of the roof, the change (delta_time_s, delta_time_pct), new and vanished rows, and
         the verdict on the total. top: rows returned."""
         return _answer(lambda: tools.diff(workspace, before, after, by, top))

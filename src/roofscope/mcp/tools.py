@@ -227,7 +227,7 @@ def advice(workspace: Workspace, path: str, top: int = 10) -> dict[str, Any]:
 def diff(
     workspace: Workspace, before: str, after: str, by: str = "group", top: int = 20
 ) -> dict[str, Any]:
-    _choice(by, ("group", "kernel"), "grouping")
+    _choice(by, ("group", "kernel", "launch"), "grouping")
     n = _top(top)
     with _opened(workspace, before, after) as session:
         doc = session.diff(0, 1, by).to_dict()
