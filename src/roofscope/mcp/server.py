@@ -16,6 +16,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.jsonout import dumps
 from roofscope.mcp import tools
 from roofscope.mcp.tools import Workspace
+from roofscope.quantities import TIME_S
 from roofscope.version import __version__
 
 INSTRUCTIONS = (
@@ -48,7 +49,7 @@ def build(workspace: Workspace) -> MCPServer:
         return _answer(lambda: tools.summary(workspace, path))
 
     @server.tool(structured_output=False)
-    def groups(path: str, sort: str = "time_s", top: int = 20) -> str:
+    def groups(path: str, sort: str = TIME_S, top: int = 20) -> str:
         """The Kernels table: per group of kernels, launches, time_s and time_pct (share of GPU
         time), FLOP and bytes, flop_per_s, ai (FLOP per byte at l1/l2/dram), bound (what limits
         it), attainable_flop_per_s (its roof), efficiency (0-1 of the roof), headroom_s and
@@ -57,7 +58,7 @@ def build(workspace: Workspace) -> MCPServer:
         return _answer(lambda: tools.groups(workspace, path, sort, top))
 
     @server.tool(structured_output=False)
-    def launches(path: str, group: str, sort: str = "time_s", top: int = 20) -> str:
+    def launches(path: str, group: str, sort: str = TIME_S, top: int = 20) -> str:
         """The launches of one group (a name from groups), each with its ID (name), kernel,
         time_s, FLOP, bytes, flop_per_s, ai, efficiency and headroom_s. sort: time_s,
         efficiency, headroom_s or flop_per_s; top: rows returned."""

@@ -15,25 +15,37 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roofscope.errors import RoofscopeError
+from roofscope.quantities import (
+    AI,
+    BOUND,
+    BYTES,
+    EFFICIENCY,
+    FLOP_PER_S,
+    FLOPS,
+    HEADROOM_S,
+    LAUNCHES,
+    LEVELS,
+    TIME_PCT,
+    TIME_S,
+)
 
 if TYPE_CHECKING:
     from roofscope.session import Session
     from roofscope.session.report import Report
 
 MAX_TOP = 1000  # rows any tool returns at most, whatever ``top`` asks
-LEVELS = ("l1", "l2", "dram")
 UNITS = {
-    "time_s": "s",
-    "flops": "FLOP",
-    "bytes": "B",
-    "flop_per_s": "FLOP/s",
-    "ai": "FLOP/B",
-    "efficiency": "fraction of the attainable roof (0-1)",
-    "time_pct": "% of the report's GPU time",
-    "headroom_s": "s (time above what running at the roof would take)",
+    TIME_S: "s",
+    FLOPS: "FLOP",
+    BYTES: "B",
+    FLOP_PER_S: "FLOP/s",
+    AI: "FLOP/B",
+    EFFICIENCY: "fraction of the attainable roof (0-1)",
+    TIME_PCT: "% of the report's GPU time",
+    HEADROOM_S: "s (time above what running at the roof would take)",
 }
-GROUP_SORTS = ("time_s", "headroom_s", "efficiency", "launches", "flop_per_s")
-LAUNCH_SORTS = ("time_s", "efficiency", "headroom_s", "flop_per_s")
+GROUP_SORTS = (TIME_S, HEADROOM_S, EFFICIENCY, LAUNCHES, FLOP_PER_S)
+LAUNCH_SORTS = (TIME_S, EFFICIENCY, HEADROOM_S, FLOP_PER_S)
 
 
 class Workspace:
@@ -115,7 +127,7 @@ def summary(workspace: Workspace, path: str) -> dict[str, Any]:
         return {"report": _report_head(session), "units": UNITS}
 
 
-def groups(workspace: Workspace, path: str, sort: str = "time_s", top: int = 20) -> dict[str, Any]:
+def groups(workspace: Workspace, path: str, sort: str = TIME_S, top: int = 20) -> dict[str, Any]:
     _choice(sort, GROUP_SORTS, "sort")
     n = _top(top)
     with _opened(workspace, path) as session:
@@ -144,7 +156,7 @@ def _check_group(report: Report, group: str) -> None:
 
 
 def launches(
-    workspace: Workspace, path: str, group: str, sort: str = "time_s", top: int = 20
+    workspace: Workspace, path: str, group: str, sort: str = TIME_S, top: int = 20
 ) -> dict[str, Any]:
     from roofscope.analysis.browse import Filter
 
@@ -155,7 +167,7 @@ def launches(
         _check_group(report, group)
         flt = Filter(group=group)
         # by time the store cuts the list; another order needs the group's every launch
-        rows = report.rows("launch", flt, limit=n if sort == "time_s" else None)
+        rows = report.rows("launch", flt, limit=n if sort == TIME_S else None)
         return {
             "path": report.path,
             "group": group,
@@ -181,7 +193,7 @@ def launch_detail(workspace: Workspace, path: str, launch: int) -> dict[str, Any
                 "value": m.value,
                 "unit": m.unit,
                 "formula_or_source": m.source,
-                **({"bound": m.bound} if m.bound else {}),
+                **({BOUND: m.bound} if m.bound else {}),
             }
             for m in report.launch_detail(launch)
         ]
@@ -197,13 +209,13 @@ def roofline(workspace: Workspace, path: str, level: str = "dram", top: int = 50
         points = [
             {
                 "group": r["name"],
-                "ai": (r.get("ai") or {}).get(level),
-                "ai_by_level": r.get("ai"),
-                "flop_per_s": r.get("flop_per_s"),
-                "time_pct": r.get("time_pct"),
-                "bound": r.get("bound"),
+                AI: (r.get(AI) or {}).get(level),
+                "ai_by_level": r.get(AI),
+                FLOP_PER_S: r.get(FLOP_PER_S),
+                TIME_PCT: r.get(TIME_PCT),
+                BOUND: r.get(BOUND),
                 "attainable_flop_per_s": r.get("attainable_flop_per_s"),
-                "efficiency": r.get("efficiency"),
+                EFFICIENCY: r.get(EFFICIENCY),
             }
             for r in report.rows("group")[:n]
         ]
