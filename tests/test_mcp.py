@@ -116,12 +116,22 @@ async def test_every_tool_answers_the_numbers_of_report_json(root, capsys, monke
         # time_pct of a filtered list divides by the report's total, summed in another order
         assert same(listed_launches["launches"], mine[:4])
 
+        assert listed_launches["launches_total"] == len(mine)
+        worst = await call(
+            session, "launches", path=RAW, group=group, sort="efficiency", ascending=True, top=2
+        )
+        assert [r["efficiency"] for r in worst["launches"]] == sorted(
+            r["efficiency"] for r in mine if r["efficiency"] is not None
+        )[:2]
+
         launch = int(mine[0]["name"])
         detail = await call(session, "launch_detail", path=RAW, launch=launch)
         by_name = {m["name"]: m for m in detail["metrics"]}
         assert by_name["time_s"]["value"] == pytest.approx(mine[0]["time_s"])
         assert "gpu__time_duration.sum" in by_name["time_s"]["formula_or_source"]
-        assert len(detail["metrics"]) > 1000  # every exported column of the launch
+        assert len(detail["metrics"]) == 100 and detail["metrics_total"] > 1000  # cut to top
+        dram = await call(session, "launch_detail", path=RAW, launch=launch, match="DRAM__BYTES")
+        assert dram["metrics"] and all("dram__bytes" in m["name"] for m in dram["metrics"])
 
         roof = await call(session, "roofline", path=RAW, level="l2", top=5)
         assert roof["roofs"] == want["ceilings"]
@@ -134,7 +144,12 @@ async def test_every_tool_answers_the_numbers_of_report_json(root, capsys, monke
 
         compared = await call(session, "diff", before=BEFORE, after=AFTER, top=5)
         assert compared["total"] == changed["total"]
-        assert compared["rows"] == changed["rows"][:5]
+        assert compared["rows_total"] == len(changed["rows"])
+        for got, full in zip(compared["rows"], changed["rows"][:5], strict=True):
+            assert got["name"] == full["name"] and got["delta_time_s"] == full["delta_time_s"]
+            assert got["new_kernels"] == full["new_kernels"][:5]
+        same_file = await call(session, "diff", before=BEFORE, after=BEFORE)
+        assert same_file["total"]["delta_time_s"] == 0
 
         gpus = await call(session, "monitor_snapshot")
         if gpus["available"]:  # on the GPU machine
@@ -150,6 +165,7 @@ async def test_a_clients_mistakes_are_errors_and_the_server_goes_on(root, capsys
         assert missing in await refused(session, "summary", path="nope.csv")
         text = await refused(session, "launches", path=RAW, group="no such group")
         assert "has no group 'no such group'" in text and "its largest groups" in text
+        assert "did you mean 'GEMM'" in await refused(session, "launches", path=RAW, group="gemm")
         assert "unknown sort" in await refused(session, "groups", path=RAW, sort="colour")
         assert "top needs" in await refused(session, "groups", path=RAW, top=0)
         assert "has no launch" in await refused(session, "launch_detail", path=RAW, launch=10**9)

@@ -6,6 +6,7 @@ and the server goes on; answers are strict JSON text (no NaN), as every roofscop
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -20,12 +21,15 @@ from roofscope.quantities import TIME_S
 from roofscope.version import __version__
 
 INSTRUCTIONS = (
-    "roofscope reads Nsight Compute (ncu CSV) and Nsight Systems (nsys SQLite/parquet/stats) "
-    "exports. Start with summary(path), then groups(path) for where the time goes, "
-    "roofline(path) for what bounds each group, advice(path) for what to change first, "
-    "launches(path, group) and launch_detail(path, launch) to drill down, diff(before, after) "
-    "to compare two runs. Times are seconds, FLOP counts FLOP, bytes B, rates per second; "
-    "every answer lists its units, and ceilings name their source."
+    "roofscope reads Nsight Compute exports (ncu CSV: raw, details or summary pages, .csv.gz) "
+    "and Nsight Systems exports (SQLite, parquet folders, nsys stats CSV). A path is a file "
+    "under the server's --root folders; a relative path is taken from the first root. Start "
+    "with summary(path), then groups(path) for where the time goes, roofline(path) for what "
+    "bounds each group, advice(path) for what to change first, launches(path, group) and "
+    "launch_detail(path, launch) to drill down, diff(before, after) to compare two runs. "
+    "Times are seconds, FLOP counts FLOP, bytes B, rates per second; every answer lists its "
+    "units, ceilings name their source, and lists are cut to top (at most 1,000) with their "
+    "*_total beside them."
 )
 
 
@@ -38,9 +42,11 @@ def _answer(compute: Callable[[], dict[str, Any]]) -> str:
 
 def build(workspace: Workspace) -> MCPServer:
     """The server, its tools bound to ``workspace``."""
-    server = MCPServer("roofscope", instructions=INSTRUCTIONS, version=__version__)
+    # WARNING: the SDK logs every failed call at INFO in a box on stderr, noise in a client's log
+    server = MCPServer(
+        "roofscope", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
+    )
 
-    @server.tool(structured_output=False)
     def summary(path: str) -> str:
         """One report's totals: launches, GPU time (time_s, s), FLOP per precision (flops),
         bytes per memory level (bytes), the GPU, its ceilings (value and source), the share of
@@ -48,55 +54,62 @@ def build(workspace: Workspace) -> MCPServer:
         if every kernel ran at its roof), how each number was made (provenance), warnings."""
         return _answer(lambda: tools.summary(workspace, path))
 
-    @server.tool(structured_output=False)
-    def groups(path: str, sort: str = TIME_S, top: int = 20) -> str:
+    def groups(path: str, sort: str = TIME_S, top: int = 20, ascending: bool = False) -> str:
         """The Kernels table: per group of kernels, launches, time_s and time_pct (share of GPU
         time), FLOP and bytes, flop_per_s, ai (FLOP per byte at l1/l2/dram), bound (what limits
         it), attainable_flop_per_s (its roof), efficiency (0-1 of the roof), headroom_s and
-        speedup_if_at_roof. sort: time_s, headroom_s, efficiency, launches or flop_per_s;
-        top: rows returned (largest first)."""
-        return _answer(lambda: tools.groups(workspace, path, sort, top))
+        speedup_if_at_roof. sort: time_s, headroom_s, efficiency, launches or flop_per_s,
+        largest first (ascending true: smallest first, e.g. the least efficient); top: rows
+        returned (groups_total says how many there are)."""
+        return _answer(lambda: tools.groups(workspace, path, sort, top, ascending))
 
-    @server.tool(structured_output=False)
-    def launches(path: str, group: str, sort: str = TIME_S, top: int = 20) -> str:
-        """The launches of one group (a name from groups), each with its ID (name), kernel,
-        time_s, FLOP, bytes, flop_per_s, ai, efficiency and headroom_s. sort: time_s,
-        efficiency, headroom_s or flop_per_s; top: rows returned."""
-        return _answer(lambda: tools.launches(workspace, path, group, sort, top))
+    def launches(
+        path: str, group: str, sort: str = TIME_S, top: int = 20, ascending: bool = False
+    ) -> str:
+        """The launches of one group (its exact name from groups): per launch, name is the
+        launch ID to pass to launch_detail, with kernel, time_s, FLOP, bytes, flop_per_s, ai,
+        efficiency and headroom_s. sort: time_s, efficiency, headroom_s or flop_per_s, largest
+        first (ascending true: smallest first); top: rows returned (launches_total: all)."""
+        return _answer(lambda: tools.launches(workspace, path, group, sort, top, ascending))
 
-    @server.tool(structured_output=False)
-    def launch_detail(path: str, launch: int) -> str:
-        """Every metric of one launch (an ID from launches): derived values with the formula
-        that made them, and every exported value in base SI units with its column."""
-        return _answer(lambda: tools.launch_detail(workspace, path, launch))
+    def launch_detail(path: str, launch: int, match: str = "", top: int = 100) -> str:
+        """The metrics of one launch (an ID from launches): derived values first, with the
+        formula that made them, then its exported values in base SI units with their column
+        (a raw page has ~1,300). match: only metrics whose name contains it (any case, e.g.
+        "dram" or "tensor"); top: metrics returned (metrics_total: all that match)."""
+        return _answer(lambda: tools.launch_detail(workspace, path, launch, match, top))
 
-    @server.tool(structured_output=False)
     def roofline(path: str, level: str = "dram", top: int = 50) -> str:
         """Roofs (compute and memory ceilings: value, unit, source) and one point per group:
         ai at the chosen level (l1, l2 or dram; FLOP/B), flop_per_s achieved, time_pct, bound,
         attainable_flop_per_s and efficiency. top: points returned (most time first)."""
         return _answer(lambda: tools.roofline(workspace, path, level, top))
 
-    @server.tool(structured_output=False)
     def advice(path: str, top: int = 10) -> str:
         """What to change first: ranked items with evidence, action, est_gain_s (estimated
         seconds saved per step), est_step_speedup, the model behind the estimate and whether
         it was checked by applying it. top: items returned."""
         return _answer(lambda: tools.advice(workspace, path, top))
 
-    @server.tool(structured_output=False)
     def diff(before: str, after: str, by: str = "group", top: int = 20) -> str:
-        """Two exports compared row by row (by group, kernel or launch): both sides' time and share
-        of the roof, the change (delta_time_s, delta_time_pct), new and vanished rows, and
-        the verdict on the total. top: rows returned."""
+        """Two exports compared row by row (by group, kernel or launch): both sides' time and
+        share of the roof, the change (delta_time_s, delta_time_pct, speedup, delta_roof_pp),
+        new and vanished rows and kernels, and the total's before, after and change (as
+        roofscope diff --format json). top: rows and names returned (*_total: all)."""
         return _answer(lambda: tools.diff(workspace, before, after, by, top))
 
-    @server.tool(structured_output=False)
     def monitor_snapshot() -> str:
         """One NVML sample of every GPU on this host (utilisation, memory, power, clocks,
         processes), or available false and the one-line reason none can be read."""
         return _answer(tools.monitor_snapshot)
 
+    tools_: tuple[Callable[..., str], ...] = (
+        summary, groups, launches, launch_detail, roofline, advice, diff, monitor_snapshot
+    )  # fmt: skip
+    for tool in tools_:  # docstrings without their indentation: a client shows them as they are
+        server.add_tool(
+            tool, description=inspect.cleandoc(tool.__doc__ or ""), structured_output=False
+        )
     return server
 
 

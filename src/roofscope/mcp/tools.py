@@ -83,11 +83,12 @@ def _opened(workspace: Workspace, *paths: str) -> Iterator[Session]:
     client gave it, so the message is the one ``roofscope report`` prints for that path."""
     from roofscope.session import load
 
-    given = {str(workspace.path(p)): p for p in paths}
+    resolved = [str(workspace.path(p)) for p in paths]  # a file diffed with itself: twice
     try:
-        session = load(*given)
+        session = load(*resolved)
     except RoofscopeError as exc:
-        exc.path = given.get(str(exc.path), exc.path) if exc.path else exc.path
+        spelled = dict(zip(resolved, paths, strict=True))
+        exc.path = spelled.get(str(exc.path), exc.path) if exc.path else exc.path
         raise
     try:
         yield session
@@ -109,11 +110,14 @@ def _choice(value: str, allowed: tuple[str, ...], what: str) -> str:
     return value
 
 
-def _sorted(rows: list[dict[str, Any]], key: str, top: int) -> list[dict[str, Any]]:
-    """Largest first; rows without the value last (efficiency unknown is not 0)."""
+def _sorted(
+    rows: list[dict[str, Any]], key: str, top: int, ascending: bool = False
+) -> list[dict[str, Any]]:
+    """Largest first (smallest with ``ascending``: the least efficient groups); rows without
+    the value last either way (efficiency unknown is not 0)."""
     known = [r for r in rows if r.get(key) is not None]
     unknown = [r for r in rows if r.get(key) is None]
-    return (sorted(known, key=lambda r: r[key], reverse=True) + unknown)[:top]
+    return (sorted(known, key=lambda r: r[key], reverse=not ascending) + unknown)[:top]
 
 
 def _report_head(session: Session) -> dict[str, Any]:
@@ -127,7 +131,9 @@ def summary(workspace: Workspace, path: str) -> dict[str, Any]:
         return {"report": _report_head(session), "units": UNITS}
 
 
-def groups(workspace: Workspace, path: str, sort: str = TIME_S, top: int = 20) -> dict[str, Any]:
+def groups(
+    workspace: Workspace, path: str, sort: str = TIME_S, top: int = 20, ascending: bool = False
+) -> dict[str, Any]:
     _choice(sort, GROUP_SORTS, "sort")
     n = _top(top)
     with _opened(workspace, path) as session:
@@ -137,7 +143,8 @@ def groups(workspace: Workspace, path: str, sort: str = TIME_S, top: int = 20) -
             "path": report.path,
             "groups_total": len(rows),
             "sort": sort,
-            "groups": _sorted(rows, sort, n),
+            "ascending": ascending,
+            "groups": _sorted(rows, sort, n, ascending),
             "units": UNITS,
         }
 
@@ -149,14 +156,22 @@ def _group_names(report: Report) -> list[str]:
 def _check_group(report: Report, group: str) -> None:
     names = _group_names(report)
     if group not in names:
-        shown = ", ".join(repr(n) for n in names[:5])
-        raise RoofscopeError(
-            f"has no group {group!r}", path=report.path, hint=f"its largest groups: {shown}"
+        alike = [n for n in names if n.casefold() == group.casefold()]
+        hint = (
+            f"did you mean {alike[0]!r}? (names are matched exactly)"
+            if alike
+            else "its largest groups: " + ", ".join(repr(n) for n in names[:5])
         )
+        raise RoofscopeError(f"has no group {group!r}", path=report.path, hint=hint)
 
 
 def launches(
-    workspace: Workspace, path: str, group: str, sort: str = TIME_S, top: int = 20
+    workspace: Workspace,
+    path: str,
+    group: str,
+    sort: str = TIME_S,
+    top: int = 20,
+    ascending: bool = False,
 ) -> dict[str, Any]:
     from roofscope.analysis.browse import Filter
 
@@ -167,19 +182,26 @@ def launches(
         _check_group(report, group)
         flt = Filter(group=group)
         # by time the store cuts the list; another order needs the group's every launch
-        rows = report.rows("launch", flt, limit=n if sort == TIME_S else None)
+        total = next(int(r[LAUNCHES]) for r in report.rows("group", flt))
+        cut = n if sort == TIME_S and not ascending else None
+        rows = report.rows("launch", flt, limit=cut)
         return {
             "path": report.path,
             "group": group,
+            "launches_total": total,
             "sort": sort,
-            "launches": _sorted(rows, sort, n),
+            "ascending": ascending,
+            "launches": _sorted(rows, sort, n, ascending),
             "units": UNITS,
         }
 
 
-def launch_detail(workspace: Workspace, path: str, launch: int) -> dict[str, Any]:
+def launch_detail(
+    workspace: Workspace, path: str, launch: int, match: str = "", top: int = 100
+) -> dict[str, Any]:
     if isinstance(launch, bool) or not isinstance(launch, int) or launch < 0:
         raise RoofscopeError("launch needs a launch ID (a whole number ≥ 0)", hint="e.g. 0")
+    n = _top(top, 100)
     with _opened(workspace, path) as session:
         report = session.reports[0]
         if not report.has_launch(launch):
@@ -196,8 +218,16 @@ def launch_detail(workspace: Workspace, path: str, launch: int) -> dict[str, Any
                 **({BOUND: m.bound} if m.bound else {}),
             }
             for m in report.launch_detail(launch)
+            if match.casefold() in m.name.casefold()
         ]
-        return {"path": report.path, "launch": launch, "metrics": metrics}
+        # derived values come first: a cut keeps them and the first exported columns
+        return {
+            "path": report.path,
+            "launch": launch,
+            "match": match,
+            "metrics_total": len(metrics),
+            "metrics": metrics[:n],
+        }
 
 
 def roofline(workspace: Workspace, path: str, level: str = "dram", top: int = 50) -> dict[str, Any]:
@@ -245,8 +275,19 @@ def diff(
         doc = session.diff(0, 1, by).to_dict()
     rows = doc.get("rows", [])
     doc["rows_total"] = len(rows)
-    doc["rows"] = rows[:n]
+    doc["rows"] = [_cut_lists(r, n) for r in rows[:n]]
+    doc["kernels"] = _cut_lists(doc.get("kernels", {}), n)
     return doc
+
+
+def _cut_lists(entry: dict[str, Any], n: int) -> dict[str, Any]:
+    """Each list in ``entry`` cut to ``n`` items, with ``{key}_total`` where one was cut."""
+    out: dict[str, Any] = {}
+    for key, value in entry.items():
+        out[key] = value[:n] if isinstance(value, list) else value
+        if isinstance(value, list) and len(value) > n:
+            out[f"{key}_total"] = len(value)
+    return out
 
 
 def monitor_snapshot() -> dict[str, Any]:
