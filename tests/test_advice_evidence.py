@@ -44,7 +44,7 @@ def _rules(name: str) -> dict[str, Advice]:
         ("mlp_fp32_b128_h100.ncu-raw.csv", {"tensor_cores"}, {"channels_last"}),
         ("cnn_fp32_b128_h100.ncu-raw.csv", {"tensor_cores"}, set()),
         ("gemm4096_bf16_h100.ncu-raw.csv", set(), {"channels_last", "tensor_cores", "fusion"}),
-        ("bert_bf16_b8_infer_h100.ncu-raw.csv", {"fusion"}, {"channels_last", "tensor_cores"}),
+        ("bert_bf16_b8_infer_h100.ncu-raw.csv.gz", {"fusion"}, {"channels_last", "tensor_cores"}),
         # already torch.compile'd: Inductor fused what it could, fusion is not advised again
         ("bert_bf16_b8_compile_h100.ncu-raw.csv.gz", set(), {"fusion", "tensor_cores"}),
     ],

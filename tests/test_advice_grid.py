@@ -157,8 +157,8 @@ FIRING = [
     "resnet18_bf16_h100.ncu-raw.csv",
     "resnet18_fp32_h100.ncu-raw.csv",
     "resnet18_bf16_b8_h100.ncu-raw.csv.gz",
-    "unet_bf16_b16_h100.ncu-raw.csv",
-    "bert_bf16_b8_infer_h100.ncu-raw.csv",
+    "unet_bf16_b16_h100.ncu-raw.csv.gz",
+    "bert_bf16_b8_infer_h100.ncu-raw.csv.gz",
 ]
 QUIET = [
     "gemm4096_bf16_h100.ncu-raw.csv",  # one bf16 GEMM at 90% of its tensor roof
@@ -385,7 +385,7 @@ def test_roofscope_advise_json_carries_the_item(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("shared_sample_cache")
 def test_roofscope_advise_json_on_a_real_export(tmp_path: Path) -> None:
-    path = SAMPLES / "unet_bf16_b16_h100.ncu-raw.csv"
+    path = SAMPLES / "unet_bf16_b16_h100.ncu-raw.csv.gz"
     want = _expected(path)
     out = run_cli("advise", str(path), "--format", "json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

@@ -100,8 +100,8 @@ async def test_compare_snapshot_80x24(in_tmp_cwd):
 
 async def test_scaling_cost_and_mig_view(in_tmp_cwd, monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))  # the shipped example prices
-    b16 = str(SAMPLES / "resnet18_bf16_b16_h100.ncu-raw.csv")
-    b32 = str(SAMPLES / "resnet18_bf16_b32_h100.ncu-raw.csv")
+    b16 = str(SAMPLES / "resnet18_bf16_b16_h100.ncu-raw.csv.gz")
+    b32 = str(SAMPLES / "resnet18_bf16_b32_h100.ncu-raw.csv.gz")
     rec = str(SAMPLES / "h100_matmul.parquet")
     app = RoofscopeApp([b16, b32, rec], ascii_only=False)
     async with app.run_test(size=(110, 60)) as pilot:

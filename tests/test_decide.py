@@ -19,8 +19,8 @@ from tests.ncu_builder import raw_page, write
 pytestmark = pytest.mark.usefixtures("shared_sample_cache")
 
 B8 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")
-B16 = str(SAMPLES / "resnet18_bf16_b16_h100.ncu-raw.csv")
-B32 = str(SAMPLES / "resnet18_bf16_b32_h100.ncu-raw.csv")
+B16 = str(SAMPLES / "resnet18_bf16_b16_h100.ncu-raw.csv.gz")
+B32 = str(SAMPLES / "resnet18_bf16_b32_h100.ncu-raw.csv.gz")
 RECORDING = str(SAMPLES / "h100_matmul.parquet")
 UNITS = {"gpu__time_duration.sum": "nsecond"}
 
@@ -33,7 +33,7 @@ def one_kernel(tmp_path, name: str, gpu: str, ns: int) -> str:
 @pytest.mark.parametrize(
     ("name", "batch", "precision", "gpus"),
     [
-        ("resnet18_bf16_b32_h100.ncu-raw.csv", 32, "bf16", 1),
+        ("resnet18_bf16_b32_h100.ncu-raw.csv.gz", 32, "bf16", 1),
         ("vit-fp16-bs128-8gpu.csv", 128, "fp16", 8),
         ("run.batch64.tf32.gpus4.sqlite", 64, "tf32", 4),
         ("resnet18_fp32_h100.ncu-raw.csv", None, "fp32", 1),

@@ -36,9 +36,9 @@ RESNET_LAYERS = SAMPLES / "resnet18_bf16_b8_layers_h100.ncu-raw.csv.gz"
 BUNDLED = (  # reports `roofscope profile` made: (file, model, precision, batch, mode, compile)
     ("mlp_fp32_b128_h100.ncu-raw.csv", "mlp", "fp32", 128, "train", False),
     ("cnn_fp32_b128_h100.ncu-raw.csv", "cnn", "fp32", 128, "train", False),
-    ("unet_bf16_b16_h100.ncu-raw.csv", "unet", "bf16", 16, "train", False),
+    ("unet_bf16_b16_h100.ncu-raw.csv.gz", "unet", "bf16", 16, "train", False),
     ("bert_bf16_b8_compile_h100.ncu-raw.csv.gz", "bert", "bf16", 8, "train", True),
-    ("bert_bf16_b8_infer_h100.ncu-raw.csv", "bert", "bf16", 8, "infer", False),
+    ("bert_bf16_b8_infer_h100.ncu-raw.csv.gz", "bert", "bf16", 8, "infer", False),
 )
 # What must be on each screen: a shot without it is wrong, not merely different.
 MUST_SHOW = {
