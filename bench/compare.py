@@ -19,7 +19,11 @@ REPO = Path(__file__).resolve().parents[1]
 S = REPO / "sample_reports"
 FP32 = S / "resnet18_fp32_h100.ncu-raw.csv"
 BF16 = S / "resnet18_bf16_h100.ncu-raw.csv"
-SERIES = [BF16, S / "resnet18_bf16_b16_h100.ncu-raw.csv.gz", S / "resnet18_bf16_b32_h100.ncu-raw.csv.gz"]
+SERIES = [
+    BF16,
+    S / "resnet18_bf16_b16_h100.ncu-raw.csv.gz",
+    S / "resnet18_bf16_b32_h100.ncu-raw.csv.gz",
+]
 
 
 def best_of(fn, n: int = 5) -> tuple[float, float]:
