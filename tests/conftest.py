@@ -86,3 +86,15 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         except SystemExit as exc:  # argparse refusing an option
             code = exc.code if isinstance(exc.code, int) else 2
     return subprocess.CompletedProcess(list(args), code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch):
+    """Clock times printed in UTC, whatever the machine's zone (snapshots, recordings)."""
+    import time
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import random
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -261,15 +260,6 @@ def fleet(folder: Path, count: int, stale: set[int]) -> None:
     for i in range(count):
         node = Node(folder, f"node{i:03d}", gpus=1, step=1 if i in stale else 75)
         node.grow(5)
-
-
-@pytest.fixture
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def cards(text: str) -> str:

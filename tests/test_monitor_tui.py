@@ -3,8 +3,6 @@ history keys, bounded history, followed recordings, and pane 5 inside ``roofscop
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from roofscope.errors import RoofscopeError
@@ -21,13 +19,8 @@ BLOCKS = set("▁▂▃▄▅▆▇█")
 
 
 @pytest.fixture(autouse=True)
-def _utc(monkeypatch):
+def _utc(utc):
     """The history axis prints clock times: keep snapshots independent of the machine's zone."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def app_with(source, **options) -> MonitorApp:

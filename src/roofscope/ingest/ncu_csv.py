@@ -831,15 +831,17 @@ def _copy_raw_texts(
             f"SELECT coalesce(regexp_matches({quote_ident('ID')}, '{_INT}'), false) FROM "
             f"{_ARROW_PAGE}"
         ).to_arrow_table()
-        ids = con.sql(
-            f"SELECT {id_expr} AS launch_id FROM {_ARROW_PAGE} "
-            f"WHERE regexp_matches({quote_ident('ID')}, '{_INT}')"
-        ).to_arrow_table()
+    finally:
+        con.unregister(_ARROW_PAGE)
+    page = page.filter(rows.column(0))  # the launches' rows, in file order
+    con.register(_ARROW_PAGE, page.select(["ID"]))
+    try:
+        ids = con.sql(f"SELECT {id_expr} AS launch_id FROM {_ARROW_PAGE}").to_arrow_table()
     finally:
         con.unregister(_ARROW_PAGE)
     nvtx = set(_nvtx_columns(header))
     keep = [c for c in header if c not in ID_COLUMNS and c not in nvtx]
-    kept = page.filter(rows.column(0)).select(keep)
+    kept = page.select(keep)
     n, width = kept.num_rows, len(keep)
     columns = [c.combine_chunks() for c in kept.columns]
     flat = pa.concat_arrays(columns) if columns else pa.nulls(0, pa.string())

@@ -149,20 +149,20 @@ def groups(
         }
 
 
-def _group_names(report: Report) -> list[str]:
-    return [str(r["name"]) for r in report.rows("group")]
-
-
-def _check_group(report: Report, group: str) -> None:
-    names = _group_names(report)
-    if group not in names:
-        alike = [n for n in names if n.casefold() == group.casefold()]
-        hint = (
-            f"did you mean {alike[0]!r}? (names are matched exactly)"
-            if alike
-            else "its largest groups: " + ", ".join(repr(n) for n in names[:5])
-        )
-        raise RoofscopeError(f"has no group {group!r}", path=report.path, hint=hint)
+def _group_row(report: Report, group: str) -> dict[str, Any]:
+    """The Kernels row of ``group``; an unknown name is an error naming the nearest ones."""
+    rows = report.rows("group")
+    found = [r for r in rows if r["name"] == group]
+    if found:
+        return found[0]
+    names = [str(r["name"]) for r in rows]
+    alike = [n for n in names if n.casefold() == group.casefold()]
+    hint = (
+        f"did you mean {alike[0]!r}? (names are matched exactly)"
+        if alike
+        else "its largest groups: " + ", ".join(repr(n) for n in names[:5])
+    )
+    raise RoofscopeError(f"has no group {group!r}", path=report.path, hint=hint)
 
 
 def launches(
@@ -179,10 +179,9 @@ def launches(
     n = _top(top)
     with _opened(workspace, path) as session:
         report = session.reports[0]
-        _check_group(report, group)
+        total = int(_group_row(report, group)[LAUNCHES])
         flt = Filter(group=group)
         # by time the store cuts the list; another order needs the group's every launch
-        total = next(int(r[LAUNCHES]) for r in report.rows("group", flt))
         cut = n if sort == TIME_S and not ascending else None
         rows = report.rows("launch", flt, limit=cut)
         return {
@@ -235,7 +234,6 @@ def roofline(workspace: Workspace, path: str, level: str = "dram", top: int = 50
     n = _top(top, 50)
     with _opened(workspace, path) as session:
         report = session.reports[0]
-        head = _report_head(session)
         points = [
             {
                 "group": r["name"],
@@ -252,7 +250,7 @@ def roofline(workspace: Workspace, path: str, level: str = "dram", top: int = 50
         return {
             "path": report.path,
             "level": level,
-            "roofs": head["ceilings"],
+            "roofs": [c.to_dict() for c in report.ceilings],  # as report --format json
             "points": points,
             "units": UNITS,
         }
