@@ -483,7 +483,7 @@ def build_facts(con: duckdb.DuckDBPyConnection, plans: list[MetricPlan]) -> None
     parts = []
     for plan in plans:
         rid = plan.report_id
-        if stored.get(f"facts_signature_r{rid}") == signature(plan):
+        if stored.get(_signature_key(rid)) == signature(plan):
             parts.append(_stored_facts(con, rid))
         else:
             con.execute(f"CREATE OR REPLACE TEMP TABLE facts_tmp_r{rid} AS {facts_select(plan)}")

@@ -46,7 +46,6 @@ from roofscope.ingest.nsys_tables import (
 )
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import duckdb_name, open_input, sidecars
-from roofscope.ingest.sniff import is_sqlite as is_sqlite  # the detector lives in sniff.py now
 from roofscope.metrics import drop_facts
 from roofscope.schema import VALUES_R
 from roofscope.sqlutil import insert_rows, quote_ident, scanned

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roofscope.quantities import BYTES, EFFICIENCY, FLOPS, LAUNCHES, TIME_S
-from roofscope.session.report import precision_shares
 
 if TYPE_CHECKING:
     from roofscope.session.core import Session
@@ -40,7 +39,7 @@ def report_dict(
             "kernels": totals["kernels"],
             TIME_S: totals[TIME_S],
             FLOPS: totals[FLOPS],
-            "precision": precision_shares(totals[FLOPS], r.tensor_types),
+            "precision": r.precision(),
             BYTES: totals[BYTES],
             "ceilings": [c.to_dict() for c in r.ceilings],
             EFFICIENCY: r.histogram(),
