@@ -13,7 +13,7 @@ from roofscope.analysis.advice.evidence import FUSION_SAVES, LAYOUT_SAVES, Step,
 from roofscope.analysis.browse import Filter
 from tests.conftest import SAMPLES
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 BEFORE = "resnet18_bf16_b8_h100.ncu-raw.csv.gz"
 AFTER = "resnet18_bf16_b8_cl_h100.ncu-raw.csv.gz"

@@ -14,7 +14,7 @@ from roofscope.analysis.advice.evidence import LAYOUT_SAVES, Step, family, roofs
 from roofscope.analysis.browse import Filter
 from tests.conftest import SAMPLES
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 
 @cache  # one load per sample in a worker (the rules are pure functions of it)

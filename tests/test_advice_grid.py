@@ -30,6 +30,8 @@ from roofscope.analysis.advice.grid import (
 from tests.conftest import SAMPLES, run_cli, shared
 from tests.ncu_builder import raw_page, write
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 RULE = "launch_grid"
 TIME_UNITS = {"ns": 1e-9, "nsecond": 1e-9, "us": 1e-6, "usecond": 1e-6, "ms": 1e-3, "s": 1.0}
 

@@ -28,6 +28,8 @@ from roofscope.analysis.advice.model_flops import (
 from roofscope.cli import main
 from tests.conftest import SAMPLES
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 EXPORT = SAMPLES / "resnet18_bf16_b8_layers_h100.ncu-raw.csv.gz"
 ANALYTIC = SAMPLES / "resnet18_bf16_b8_layers_h100.analytic.json"
 

@@ -20,6 +20,8 @@ from tests.conftest import SAMPLES, run_cli
 from tests.gpu_fakes import T0, FakeClock, SyntheticSource
 from tests.test_recording_trust import _step_clock
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 RULE = "input_pipeline"
 BUSY = 0.96
 

@@ -61,6 +61,7 @@ def _checked_everywhere(item) -> None:
 # -- cuda_graphs -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_launch_bound_run_of_tiny_kernels_fires(tmp_path: Path) -> None:
     # 2 µs kernels, 8 µs apart: the CPU's launch rate sets the pace
     kernels = _chain(50, 2 * US, 8 * US)
@@ -88,6 +89,7 @@ def test_launch_bound_run_of_tiny_kernels_fires(tmp_path: Path) -> None:
     ],
     ids=["long-back-to-back", "gaps-shorter", "host-pauses", "not-tiny"],
 )
+@pytest.mark.slow
 def test_no_launch_bound_run(kernels: list[Kernel], tmp_path: Path) -> None:
     assert "cuda_graphs" not in _advice(tmp_path, Export(kernels=kernels))
 
@@ -107,6 +109,7 @@ def test_a_copy_in_a_gap_is_not_idle(tmp_path: Path) -> None:
     assert "cuda_graphs" not in _advice(tmp_path, Export(kernels=kernels, copies=copies))
 
 
+@pytest.mark.slow
 def test_runs_shorter_than_the_minimum_do_not_count(tmp_path: Path) -> None:
     # pairs of tiny kernels, each pair after a long kernel: runs of 2 < RUN_MIN
     kernels: list[Kernel] = []
@@ -121,6 +124,7 @@ def test_runs_shorter_than_the_minimum_do_not_count(tmp_path: Path) -> None:
     assert "cuda_graphs" not in _advice(tmp_path, Export(kernels=kernels))
 
 
+@pytest.mark.slow
 def test_one_item_per_gpu_with_its_own_window(tmp_path: Path) -> None:
     # GPU 1 is launch-bound, GPU 0 runs one long kernel
     kernels = [Kernel(GEMM, 0, 10 * MS, device=0), *_chain(20, 2 * US, 8 * US, device=1)]
@@ -180,6 +184,7 @@ def test_pageable_gain_at_the_fastest_pinned_copy_never_below_the_floor(tmp_path
     ],
     ids=["pinned", "below-threshold", "device-to-device"],
 )
+@pytest.mark.slow
 def test_no_pageable_item(copies: list[Copy], tmp_path: Path) -> None:
     assert "pinned_memory" not in _advice(tmp_path, Export(kernels=BUSY, copies=copies))
 
@@ -233,6 +238,7 @@ def _all_three() -> Export:
     )
 
 
+@pytest.mark.slow
 def test_advise_json_shows_the_timeline_items(tmp_path: Path) -> None:
     path = _all_three().write(tmp_path / "three.sqlite")
     out = run_cli("advise", str(path), "--format", "json", cwd=tmp_path)
@@ -280,6 +286,7 @@ def _host_kinds(path: Path) -> list[tuple]:
 
 
 @pytest.mark.parametrize("enum", [True, False], ids=["enum-table", "2020-22-no-enum-table"])
+@pytest.mark.slow
 def test_sqlite_fills_host_kind(enum: bool, tmp_path: Path) -> None:
     path = Export(kernels=BUSY, copies=COPIES, mem_kind_enum=enum).write(tmp_path / "k.sqlite")
     assert _host_kinds(path) == EXPECTED
@@ -449,6 +456,7 @@ SQLITES = sorted(
 
 
 @pytest.mark.parametrize("name", SQLITES, ids=lambda n: Path(n).name[:40])
+@pytest.mark.slow
 def test_real_sample_against_the_independent_reading(name: str, shared_sample_cache) -> None:
     path = shared(*name.split("/"))
     truth = _independent(path)
@@ -488,6 +496,7 @@ def test_real_sample_against_the_independent_reading(name: str, shared_sample_ca
 
 
 @pytest.mark.parametrize("fmt", ["table", "md"])
+@pytest.mark.slow
 def test_group_names_in_the_evidence_are_data(fmt: str, tmp_path: Path) -> None:
     hostile = "[b]tiny[/b] \x1b]0;t\x07"  # a grouping rule's name, from roofscope.toml
     (tmp_path / "roofscope.toml").write_text(

@@ -19,6 +19,8 @@ from tests.conftest import REPO, run_cli, shared
 from tests.ncu_builder import ID_NEW, _id_values
 from tests.test_metamorphic import crlf, gzipped, no_final_newline, rows_shuffled
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 RESNET = REPO / "sample_reports" / "resnet18_fp32_h100.ncu-details.csv"
 APP = ("generated", "ncu_2025.3.1_h100", "app_full_details.csv")
 FULL = (

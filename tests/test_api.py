@@ -48,6 +48,7 @@ def test_report_dict_matches_frames(in_tmp_cwd):
     assert [r["name"] for r in rows] == frame["name"].tolist()
 
 
+@pytest.mark.slow
 def test_cli_start_up_does_not_import_pandas_or_textual():
     code = (
         "import sys, roofscope.cli, roofscope.session, roofscope.output; "
@@ -84,6 +85,7 @@ def _temp_tables(session) -> int:
     ).fetchall()[0][0]
 
 
+@pytest.mark.slow
 def test_a_closed_pager_leaves_no_temp_table_and_reads_as_empty(in_tmp_cwd):
     from roofscope.analysis.browse import Filter
 

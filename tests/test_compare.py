@@ -14,7 +14,7 @@ from roofscope.cli import main
 from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 RESNET_FP32 = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
 RESNET_BF16 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.widgets import DataTable
 
@@ -14,7 +16,7 @@ from tests.test_compare import RESNET_BF16, RESNET_FP32
 from tests.test_tui import RESNET, opened, settle
 from tests.test_tui_snapshots import stable_screen
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +43,13 @@ async def test_compare_pane_rows_chart_and_keys(in_tmp_cwd):
         text = screen_text(app)
         assert "● resnet18_fp32_h100.ncu-raw.csv [1/2] → ■ resnet18_bf16_h100" in text
         assert "(-5.2%, 1.06× faster)" in text
-        assert "TENSOR 429 T" in text and "TENSOR 851 T" in text  # each report's own roof
+        # each report's own roof after its marker, the roofs they share once, as in Roofline
+        assert "● tensor 429 T" in text and "■ tensor 851 T" in text
+        assert len(re.findall(r"FP32 53\.7 T(?!FLOP)", text)) == 1  # in the legend, once
+        # without colour each roof has its own character, and each report's tensor roof is
+        # labelled on the chart with its marker, as the Roofline pane labels its roofs
+        chart = pane.current_text()
+        assert "● tensor 429 TFLOP/s" in chart or "■ tensor 851 TFLOP/s" in chart
         # the first row is highlighted: its before and after points are marked and joined
         first = expected.rows[0].name
         assert f"▶ {first}:" in text
@@ -120,3 +128,19 @@ async def test_scaling_cost_and_mig_view(in_tmp_cwd, monkeypatch, tmp_path):
         await settle(app, pilot, 5)
         assert not pane.has_class("decide")
         assert app.query_one("#compare-table", DataTable).row_count > 0
+
+
+async def test_the_first_drawing_at_80x24_is_the_one_it_keeps(in_tmp_cwd):
+    """The chart's box must not change under it after the first draw: the legend grew from
+    two rows to three after the chart was drawn, which cut the x axis off until the next
+    redraw (a reviewer at 80×24, in colour, with no key pressed)."""
+    app = RoofscopeApp([RESNET_FP32, RESNET_BF16], ascii_only=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        pane = await compare_open(app, pilot)
+        first = await stable_screen(app, pilot)
+        chart = app.query_one("#compare-chart")
+        assert len(pane.current_text().splitlines()) <= chart.size.height
+        assert "0.01" in first and "1k" in first  # the x axis' labels are on screen
+        await pilot.press("down", "up")
+        await settle(app, pilot, 5)
+        assert await stable_screen(app, pilot) == first

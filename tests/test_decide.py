@@ -16,7 +16,7 @@ from roofscope.hardware.specs import find_gpu
 from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 B8 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")
 B16 = str(SAMPLES / "resnet18_bf16_b16_h100.ncu-raw.csv.gz")

@@ -35,6 +35,7 @@ def report(path, fmt: str, *extra: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_details_page_is_a_lower_bound_and_the_raw_page_is_not():
     details, raw = roofscope.load(str(DETAILS)), roofscope.load(str(RAW))
     d_hist, r_hist = details.reports[0].histogram(), raw.reports[0].histogram()
@@ -55,6 +56,7 @@ def test_details_page_is_a_lower_bound_and_the_raw_page_is_not():
             assert row["efficiency"] <= r_rows[name]["efficiency"] + 5e-4, name
 
 
+@pytest.mark.slow
 def test_json_carries_the_flag_per_row_and_histogram():
     (d,) = json.loads(report(DETAILS, "json"))["reports"]
     (r,) = json.loads(report(RAW, "json"))["reports"]
@@ -66,6 +68,7 @@ def test_json_carries_the_flag_per_row_and_histogram():
     assert d["efficiency"]["incomplete"]["missing"] == ["tensor", "fp32"]
 
 
+@pytest.mark.slow
 def test_report_table_and_markdown_mark_the_bounds():
     for fmt in ("table", "md"):
         details, raw = report(DETAILS, fmt), report(RAW, fmt)

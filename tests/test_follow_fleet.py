@@ -267,6 +267,7 @@ def cards(text: str) -> str:
     return text.split("End live", 1)[1]
 
 
+@pytest.mark.slow
 async def test_the_monitor_flags_stale_nodes_and_reads_only_what_is_on_screen(
     tmp_path, utc, monkeypatch
 ):

@@ -4,6 +4,7 @@ mounting every key again)."""
 
 from __future__ import annotations
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input
@@ -34,6 +35,7 @@ def _shown(app: App) -> list[str]:
     return [key.description for key in app.query(FooterKey) if key.display]
 
 
+@pytest.mark.slow
 async def test_footer_follows_the_focus_and_updates_only_on_a_change():
     app = _Two()
     async with app.run_test(size=(80, 10)) as pilot:

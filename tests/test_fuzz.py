@@ -34,6 +34,8 @@ from tests.conftest import SAMPLES
 from tests.ncu_builder import details_page, raw_page
 from tests.nsys_builder import DDL
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 DEEP = os.environ.get("ROOFSCOPE_FUZZ") == "deep"
 settings.register_profile(
     "ci",

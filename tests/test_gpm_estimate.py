@@ -101,6 +101,7 @@ def test_estimates_survive_a_recording_round_trip_and_old_recordings_read_empty(
     assert g.est_flops is None and g.tensor_active is not None
 
 
+@pytest.mark.slow
 def test_record_summary_gives_the_mean_estimates(tmp_path):
     src = SyntheticSource(gpus=1, estimate=True)
     samples = [src.read().samples[0] for _ in range(6)]
@@ -150,6 +151,7 @@ def test_node_roofline_draws_a_point_per_gpu_under_datasheet_roofs():
     assert render_node_roofline([("GPU0", idle[0])], 80) == []
 
 
+@pytest.mark.slow
 async def test_monitor_card_shows_the_estimates_labelled_and_the_live_roofline():
     src = SyntheticSource(gpus=1, estimate=True)
     app = app_with(src)

@@ -85,6 +85,7 @@ def _source(row: dict[str, str]) -> Path:
 
 
 @pytest.mark.parametrize("source", sorted({r["source"] for r in REAL}))
+@pytest.mark.slow
 def test_real_names_are_in_their_exports(source):
     """Every real row's name is read back from the export it names (none was typed in)."""
     path = _source({"source": source})

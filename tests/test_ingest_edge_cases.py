@@ -95,6 +95,7 @@ def test_unknown_unit_on_an_unused_metric_is_a_warning(tmp_path, in_tmp_cwd):
     assert any("unknown units" in w and "parsecs" in w for w in session.warnings)
 
 
+@pytest.mark.slow
 def test_per_kernel_summary_page_totals(in_tmp_cwd):
     raw = roofscope.load(shared("generated", "ncu_2025.3.1_h100", "app_metrics_raw.csv"))
     summary = roofscope.load(
@@ -111,6 +112,7 @@ def test_per_kernel_summary_page_totals(in_tmp_cwd):
     assert any("per-kernel summary" in w for w in summary.warnings)
 
 
+@pytest.mark.slow
 def test_details_labels_map_to_metric_names(in_tmp_cwd):
     by_label = roofscope.load(shared("generated", "ncu_2025.3.1_h100", "app_full_details.csv"))
     by_name = roofscope.load(
@@ -153,6 +155,7 @@ def test_name_that_defeats_the_fast_split_falls_back(tmp_path, in_tmp_cwd):
     assert session.reports[0].totals()["time_s"] == pytest.approx(7e-9)
 
 
+@pytest.mark.slow
 def test_fast_split_and_csv_reader_agree_on_the_resnet_sample(in_tmp_cwd, monkeypatch):
     from roofscope.ingest import ncu_csv
     from tests.conftest import SAMPLES

@@ -22,6 +22,8 @@ pytest.importorskip("mcp")
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 CORPUS = Path(__file__).parent / "corpus" / "bad"
 RAW = "resnet18_fp32_h100.ncu-raw.csv"
 BEFORE, AFTER = "cnn_fp32_b128_h100.ncu-raw.csv", "cnn_tf32_b128_h100.ncu-raw.csv.gz"

@@ -31,6 +31,7 @@ def _ceilings(path: str) -> dict[str, object]:
         session.close()
 
 
+@pytest.mark.slow
 def test_measured_ceilings_replace_the_datasheet_for_the_same_gpu():
     saved = save_measured("NVIDIA H100 80GB HBM3", MEASURED)
     assert saved == measured_dir() / "h100-sxm5-80gb.json"
@@ -44,6 +45,7 @@ def test_measured_ceilings_replace_the_datasheet_for_the_same_gpu():
     assert "l2" not in roofs  # an unreadable value is ignored, not used
 
 
+@pytest.mark.slow
 def test_the_report_own_peaks_still_win():
     save_measured("NVIDIA H100 80GB HBM3", MEASURED)
     roofs = _ceilings(str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"))
@@ -92,6 +94,7 @@ def test_ceilings_command_keeps_only_roofs_near_the_datasheet(monkeypatch, capsy
     assert set(saved) == {"tensor_bf16", "dram", "l2"}
 
 
+@pytest.mark.slow
 def test_a_broken_measurement_file_is_ignored():
     folder = measured_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -27,6 +27,8 @@ from tests import oracle
 from tests.conftest import SAMPLES, SHARED
 from tests.test_oracle import differences, label, real_exports, roofscope_totals
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 EXACT = 1e-12  # rewrites change no digit; unit rescaling moves a decimal point at most
 
 # (label, path relative to its root, page kind)

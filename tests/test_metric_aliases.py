@@ -18,6 +18,8 @@ from roofscope import metric_names as mn
 from tests.conftest import shared
 from tests.ncu_builder import raw_page, write
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 NS = ("gpu__time_duration.sum", "ns", "2,000")  # 2 µs, for the rate forms
 SM_HZ = ("sm__cycles_elapsed.avg.per_second", "hz", "1,000,000,000")
 

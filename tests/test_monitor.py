@@ -233,6 +233,7 @@ def test_the_h100_recording_shows_the_load_it_recorded():
     assert any((s.fp32_active or 0) > 0.3 and (s.tensor_active or 0) < 0.05 for s in busy)
 
 
+@pytest.mark.slow
 def test_a_recording_opens_beside_a_profile():
     session = load(str(H100_RECORDING), str(SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv"))
     doc = session.report_dict()
@@ -264,6 +265,7 @@ def test_without_nvml_monitor_and_record_exit_2_in_one_line(tmp_path):
         assert "--follow" in lines[0]
 
 
+@pytest.mark.slow
 def test_follow_once_and_record_summary_through_the_cli(tmp_path):
     for host in ("n1", "n2"):
         src = SyntheticSource(gpus=1, host=host)

@@ -15,6 +15,8 @@ from tests.gpu_fakes import T0, SyntheticSource
 from tests.screen_text import assert_snapshot, screen_text
 from tests.test_monitor import nvml_present, record_nodes
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 BLOCKS = set("▁▂▃▄▅▆▇█")
 
 

@@ -26,6 +26,8 @@ from roofscope.session import load
 from tests.conftest import SAMPLES
 from tests.ncu_builder import raw_page, write
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 CORPUS = Path(__file__).parent / "corpus" / "bad"
 REAL = [
     SAMPLES / "gemm4096_bf16_h100.ncu-raw.csv",  # 1,279 columns, 3 launches

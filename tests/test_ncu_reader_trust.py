@@ -21,6 +21,8 @@ from roofscope.ingest.ncu_csv import ingest_ncu_csv
 from roofscope.schema import DDL
 from tests.ncu_builder import ID_NEW, details_page, raw_page
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 UNITS = {"gpu__time_duration.sum": "us", "dram__bytes.sum": "Mbyte"}
 
 
@@ -235,7 +237,7 @@ def test_fifo_and_devices_are_refused_at_once(tmp_path, in_tmp_cwd):
         start = time.monotonic()
         with pytest.raises(RoofscopeError, match=words):
             _ingest(path)
-        assert time.monotonic() - start < 5
+        assert time.monotonic() - start < 30  # a hang guard (it takes milliseconds)
 
 
 def test_process_substitution_pipe_is_named_as_such(tmp_path):
@@ -256,7 +258,7 @@ def test_gzip_of_blank_lines_is_refused_quickly(tmp_path, in_tmp_cwd):
     start = time.monotonic()
     with pytest.raises(RoofscopeError, match="no header"):
         _ingest(path)
-    assert time.monotonic() - start < 15
+    assert time.monotonic() - start < 60  # a hang guard: ~1.5 s; per-line work took minutes
 
 
 def test_control_characters_in_a_name_stay_on_one_line():

@@ -26,6 +26,8 @@ from roofscope.tui.app import RoofscopeApp
 from tests.conftest import SAMPLES
 from tests.test_tui import opened, settle
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 MOBILENET = SAMPLES / "mobilenetv2_fp32_h100.ncu-raw.csv"
 RESNET = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
 REPO = Path(__file__).resolve().parents[1]

@@ -20,6 +20,8 @@ from roofscope.session import load
 from tests.conftest import SHARED
 from tests.nsys_builder import Copy, Export, Kernel
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 SAMPLES = sorted(SHARED.glob("*/**/*.sqlite")) if SHARED.is_dir() else []
 

@@ -14,6 +14,8 @@ from roofscope.cli import main
 from roofscope.session import load
 from tests.conftest import SHARED, shared
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 GEN = "generated/nsys_2025.3.1_from_ayush-os_a100"
 SQLITES = [
     "public/LeiWang1999__memfusion_artifact__report1.sqlite",  # 2023, EXPORT_META_DATA, NVTX

@@ -14,6 +14,8 @@ from roofscope.tui.panes.timeline import TimelinePane
 from tests.ncu_builder import raw_page, write
 from tests.nsys_builder import Export, Kernel
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 GEMM = "void cutlass::Kernel<cutlass_80_tensorop_sgemm_128x64>(Params)"
 ADD = "void at::native::vectorized_elementwise_kernel<4, add>(int, T2)"
 US = 1000  # ns

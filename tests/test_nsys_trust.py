@@ -26,6 +26,8 @@ from roofscope.store import cache_key, input_identity
 from tests.conftest import SHARED, shared
 from tests.nsys_builder import Export, Kernel
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 EVENTS = "wild/K-Wu__HET__hetero_edgesoftmax_misc_artifacts_hgt_acm_dgl_fw.csv"
 

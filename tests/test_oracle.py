@@ -17,6 +17,8 @@ import roofscope
 from tests import oracle
 from tests.conftest import DATA, REPO, SAMPLES, SHARED
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 REL = 1e-9
 _SUFFIXES = (".csv", ".csv.gz", ".tsv", ".json", ".txt", ".sqlite")
 

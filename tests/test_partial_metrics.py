@@ -19,6 +19,7 @@ def _launch(ffma: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("missing", ["n/a", ""])
+@pytest.mark.slow
 def test_raw_page_launch_without_a_counter_is_named(tmp_path, in_tmp_cwd, missing):
     text = raw_page([("k", _launch("100")), ("k", _launch(missing)), ("k", _launch("100"))], UNITS)
     session = roofscope.load(write(tmp_path / "gap.csv", text), use_cache=False)

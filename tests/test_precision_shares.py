@@ -16,7 +16,7 @@ from roofscope.tui.app import RoofscopeApp
 from tests.conftest import SAMPLES
 from tests.test_tui import opened
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 FP32 = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
 BF16 = str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")

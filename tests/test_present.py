@@ -28,12 +28,103 @@ from roofscope.tui.panes import kernels
         ((2e12,), {"compact": True}, "2T"),
         ((0.5,), {"compact": True}, "0.5"),  # no milli in compact
         ((0,), {"compact": True}, "0"),
-        ((1.5e15, "FLOP/s"), {"compact": True}, "1.5PFLOP/s"),
+        ((1.5e15, "FLOP/s"), {"compact": True}, "1.5 PFLOP/s"),  # a unit: one format
         ((999_999,), {"compact": True}, "1M"),
+        ((4.03e-11, "s"), {}, "40.3 ps"),  # an estimated gain of a tiny kernel
+        ((1.5e18, "FLOP/s"), {}, "1.5 EFLOP/s"),
     ],
 )
 def test_si(args, kwargs, expected):
     assert u.si(*args, **kwargs) == expected
+
+
+def test_a_number_with_a_unit_reads_one_way_and_a_count_agrees_with_its_noun():
+    """``164 GFLOP/s`` beside ``164GFLOP/s`` on one screen, and ``1 launches`` (issue 28)."""
+    for value in (1.64e11, 3.2e13, 0.0, 5.0):
+        assert u.si(value, "FLOP/s", compact=True) == u.si(value, "FLOP/s")
+    assert [u.counted(n, "launch") for n in (0, 1, 2, 12_345)] == [
+        "0 launches",
+        "1 launch",
+        "2 launches",
+        "12,345 launches",
+    ]
+    assert (u.counted(1, "kernel"), u.counted(3, "metric"), u.counted(2, "box")) == (
+        "1 kernel",
+        "3 metrics",
+        "2 boxes",
+    )
+
+
+# four cuDNN kernels of the ResNet-18 sample's conv wgrad group: one family, differing in the
+# tile size (middle) and the variant (end)
+CUDNN = [
+    "sm90_xmma_wgrad_indexed_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize"
+    f"{tile}_warpgroupsize1x1x1_g1_execute_{variant}_kernel__5x_cudnn"
+    for tile, variant in (
+        ("64x64x32", "segment_k_on"),
+        ("64x64x32", "split_k"),
+        ("128x64x32", "segment_k_on"),
+        ("128x128x32", "segment_k_off"),
+    )
+]
+
+
+def test_cut_kernel_names_keep_what_tells_them_apart():
+    """A launch table cuts a long name to its head and the words where it differs from its
+    neighbours, never to one text for two kernels."""
+    for width in (16, 20, 32, 48, 80):
+        cut = u.distinct(CUDNN, width)
+        assert all(len(text) <= width for text in cut.values()), cut
+        assert len(set(cut.values())) == len(CUDNN), cut
+    cut = u.distinct(CUDNN, 32)
+    assert "128x128x32" in cut[CUDNN[3]] and "128x64x32" in cut[CUDNN[2]]
+    assert "split" in cut[CUDNN[1]]
+    assert all(text.startswith("sm90_xmma") for text in cut.values())
+    assert u.distinct(CUDNN, 200) == {n: n for n in CUDNN}
+    for pair in (["a" * 40, "a" * 39 + "b"], ["abc" * 20, "abc" * 20 + "x"]):  # in one word
+        assert len(set(u.distinct(pair, 10).values())) == 2, u.distinct(pair, 10)
+
+
+def test_cut_cpp_names_lead_with_the_kernel_s_own_name():
+    """``void engines_precompiled::nchwToNhwcKernel<…0…>`` and ``<…2…>`` beside
+    ``nhwcToNchwKernel``: the return type and namespace go, the kernel's name and the
+    template argument that differs stay."""
+    args = "(engines_precompiled::TensorDescriptor, const float *, float *, float, float)"
+    names = [
+        f"void engines_precompiled::{kernel}<float, float, float, {mode}, 1, 0>{args}"
+        for kernel, mode in (
+            ("nchwToNhwcKernel", 0),
+            ("nchwToNhwcKernel", 2),
+            ("nhwcToNchwKernel", 0),
+        )
+    ]
+    for width in (24, 32, 48):
+        cut = u.distinct(names, width)
+        assert len(set(cut.values())) == 3, cut
+        assert all(len(text) <= width for text in cut.values())
+        assert [text[:16] for text in cut.values()] == [n[26:42] for n in names], cut
+
+
+def test_plain_numbers_never_read_in_exponent_notation():
+    assert [u.num(v) for v in (0.391, 97.6, 143.0, 1160.0, 2.5e6, None)] == [
+        "0.391",
+        "97.6",
+        "143",
+        "1.16k",
+        "2.5M",
+        "—",
+    ]
+
+
+def test_raw_values_keep_their_digits_without_exponents():
+    assert [u.raw_number(v) for v in (1081344.0, 12, 0.5, 123456.7, 3.25e-7, 2e17)] == [
+        "1,081,344",
+        "12",
+        "0.5",
+        "123,457",
+        "3.25e-07",
+        "2e+17",
+    ]
 
 
 def _old_roofline_si(value: float) -> str:

@@ -17,6 +17,8 @@ from roofscope.profiling.catalog import MODELS  # noqa: E402
 from roofscope.profiling.step import Phases, Stepper, set_precision  # noqa: E402
 from roofscope.profiling.zoo.registry import build_model, workload  # noqa: E402
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 # torchvision's parameter counts (its docs and model cards); the U-Net's from the MAELSTROM
 # study (3,525,650 trainable); BERT-base with pooler (109,482,240) + a 2-class head (1,538).
 PARAMETERS = {

@@ -24,6 +24,8 @@ from roofscope.profiling.progress import LineSplitter, Progress
 from roofscope.profiling.runner import Runner
 from tests.conftest import DATA, SAMPLES
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 LOG = DATA / "ncu_stdout_resnet18_h100.log"
 FAKE_NCU = DATA / "fake_ncu.py"
 FAKE_PYTHON = DATA / "fake_python.py"
@@ -392,7 +394,7 @@ def test_cancel_stops_ncu_and_the_step(fake_ncu, tmp_path, monkeypatch):
     t0 = time.monotonic()
     runner.cancel()
     thread.join(30)
-    assert not thread.is_alive() and time.monotonic() - t0 < 10
+    assert not thread.is_alive() and time.monotonic() - t0 < 60  # a hang guard (~1 s)
     run = result[0]
     assert run.status == runs.CANCELLED and run.report is None
     assert 3 <= run.kernels < 361

@@ -136,6 +136,7 @@ def key_literals(root: Path) -> dict[tuple[str, str], int]:
     return found
 
 
+@pytest.mark.slow
 def test_each_derived_quantity_key_is_spelled_once():
     """Code reads and writes derived quantities by quantities' constants (TIME_S, ai_key…),
     never by a literal "time_s": a literal outside the homes is a second definition."""

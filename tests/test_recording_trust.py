@@ -75,6 +75,7 @@ def _expected_energy(out: Path, gpu: int, skip_after: float) -> float:
     ("by", "words"),
     [(-10.0, "jumped back by 9 s"), (YEARS_200, "jumped ahead by 200 years")],
 )
+@pytest.mark.slow
 def test_a_clock_step_neither_stretches_the_duration_nor_doubles_energy(tmp_path, by, words):
     out = _record(tmp_path / "node01.parquet")
     expected = [_expected_energy(out, g, 15.0) for g in (0, 1)]
@@ -129,6 +130,7 @@ def _report(path: Path, cache: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_an_empty_first_part_is_named_not_called_a_directory(tmp_path):
     out = _record(tmp_path / "node01.parquet")
     parts(out)[0].write_bytes(b"")
@@ -139,6 +141,7 @@ def test_an_empty_first_part_is_named_not_called_a_directory(tmp_path):
     assert len(done.stderr.strip().splitlines()) <= 2  # the line and its hint
 
 
+@pytest.mark.slow
 def test_a_recording_whose_parts_are_all_empty_is_refused_clearly(tmp_path):
     out = _record(tmp_path / "node01.parquet")
     for part in parts(out):
@@ -149,6 +152,7 @@ def test_a_recording_whose_parts_are_all_empty_is_refused_clearly(tmp_path):
     assert "part-000001.parquet (empty: 0 bytes)" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_json_report_of_a_stepped_recording(tmp_path):
     """What ``roofscope report`` prints: the real duration and the warning beside it."""
     out = _record(tmp_path / "node01.parquet", gpus=1)

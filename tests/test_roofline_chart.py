@@ -89,6 +89,7 @@ def test_the_chart_takes_the_size_it_is_given_not_the_processes_terminal():
     assert len(lines) >= 54 and max(map(len, lines)) >= 185
 
 
+@pytest.mark.slow
 async def test_the_pane_uses_the_width_and_hides_roofs_of_unused_precisions(in_tmp_cwd):
     app = RoofscopeApp([str(SAMPLES / "resnet18_bf16_h100.ncu-raw.csv")])
     async with app.run_test(size=(200, 60)) as pilot:
@@ -106,6 +107,7 @@ async def test_the_pane_uses_the_width_and_hides_roofs_of_unused_precisions(in_t
         assert "FP64" in re.sub(r"\x1b\[[0-9;]*m", "", pane.text)
 
 
+@pytest.mark.slow
 async def test_the_kernels_filter_drives_the_points(in_tmp_cwd):
     app = RoofscopeApp([str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")])
     async with app.run_test(size=(120, 40)) as pilot:
@@ -120,6 +122,7 @@ async def test_the_kernels_filter_drives_the_points(in_tmp_cwd):
         assert all("conv" in r["name"] for r in pane.rows)
 
 
+@pytest.mark.slow
 async def test_a_report_without_flop_counters_hides_no_roof(in_tmp_cwd):
     """A details page counts no FLOPs at all: unknown is not "no work", so every roof stays."""
     app = RoofscopeApp([str(SAMPLES / "resnet18_fp32_h100.ncu-details.csv")])
@@ -208,6 +211,7 @@ def test_labels_are_whole_and_never_overlap_at_any_size(size):
         assert all(a[1] < b[0] for a, b in itertools.pairwise(spans)), line
 
 
+@pytest.mark.slow
 async def test_hierarchy_time_filter_and_points_above_their_roof_in_the_pane(in_tmp_cwd):
     """h shows every level at once (l goes back to one level), c keeps only the groups that
     make up a share of the time, and a point above its roof is marked and explained."""

@@ -18,6 +18,8 @@ from tests.screen_text import assert_snapshot
 from tests.test_tui import opened, settle
 from tests.test_tui_snapshots import stable_screen
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 FAKE_PYTHON = str(DATA / "fake_python.py")
 
 

@@ -151,6 +151,7 @@ def _shared_exports():
 
 
 @pytest.mark.parametrize("path", _shared_exports(), ids=lambda p: p.name[:60])
+@pytest.mark.slow
 def test_every_shared_ncu_export_loads_or_is_refused_cleanly(path, in_tmp_cwd):
     """ncu exports load with launches > 0; anything else gives a RoofscopeError, no crash."""
     try:
@@ -169,6 +170,7 @@ def test_every_shared_ncu_export_loads_or_is_refused_cleanly(path, in_tmp_cwd):
             assert v is None or math.isfinite(v)
 
 
+@pytest.mark.slow
 def test_public_exports_with_known_counts(in_tmp_cwd):
     from tests.conftest import shared
 

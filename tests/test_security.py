@@ -20,6 +20,8 @@ from tests.conftest import SAMPLES
 from tests.screen_text import screen_text
 from tests.test_tui import opened, settle
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 SRC = Path(roofscope.__file__).parent
 RESNET = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
 HOSTILE = (

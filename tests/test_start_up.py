@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from textual.widgets import ContentSwitcher
 
 from roofscope.grouping import BUILTIN_RULES, Grouper
@@ -23,6 +24,8 @@ from roofscope.tui.panes.registry import PANES
 from roofscope.tui.panes.roofline import RooflinePane
 from tests.conftest import SAMPLES
 from tests.test_tui import groups, opened, settle
+
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
 
 SAMPLE = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"
 HEAVY = ("pyarrow", "numpy", "pandas", "textual", "plotext", "torch", "mcp")

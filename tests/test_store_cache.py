@@ -36,6 +36,7 @@ def test_second_open_comes_from_cache(copy, _isolated_cache):
     assert [p.name for p in _isolated_cache.iterdir()] == [first.path.name]  # no temp files
 
 
+@pytest.mark.slow
 def test_changed_input_rebuilds(copy):
     first = open_store([copy])
     first.con.close()
@@ -46,6 +47,7 @@ def test_changed_input_rebuilds(copy):
     assert not second.from_cache and second.path != first.path
 
 
+@pytest.mark.slow
 def test_corrupt_cache_is_rebuilt(copy):
     first = open_store([copy])
     path = first.path
@@ -56,6 +58,7 @@ def test_corrupt_cache_is_rebuilt(copy):
     assert again.con.execute("SELECT count(*) FROM launches").fetchall() == [(459,)]
 
 
+@pytest.mark.slow
 def test_schema_version_mismatch_rebuilds(copy):
     first = open_store([copy])
     path = first.path

@@ -32,6 +32,7 @@ def _launches(store) -> int:
     return store.con.execute("SELECT count(*) FROM launches").fetchall()[0][0]
 
 
+@pytest.mark.slow
 def test_cache_directory_removed_during_the_build_loads_in_memory(copy, _isolated_cache):
     """``rm -rf ~/.cache/roofscope`` while a report is being read: the load still works."""
     removed = []
@@ -50,6 +51,7 @@ def test_cache_directory_removed_during_the_build_loads_in_memory(copy, _isolate
     assert again.path is not None and again.path.is_file()
 
 
+@pytest.mark.slow
 def test_two_builds_both_survive_the_cache_directory_being_removed(copy, _isolated_cache):
     """Two concurrent builds (two terminals): the removal happens while both are writing."""
     barrier = threading.Barrier(2, timeout=60)
@@ -97,6 +99,7 @@ def test_folder_at_the_cache_file_path_loads_in_memory(copy, _isolated_cache):
     assert target.is_dir()  # left alone
 
 
+@pytest.mark.slow
 def test_folder_at_the_cache_path_through_the_cli(copy, _isolated_cache):
     target = _isolated_cache / f"{cache_key(input_identity([copy]))}.duckdb"
     target.mkdir()
@@ -129,6 +132,7 @@ print(store.path)
 """
 
 
+@pytest.mark.slow
 def test_cache_is_private_under_umask_000(copy, tmp_path):
     """umask 000 would make a DuckDB file 0666: the cache (and its build) stay the user's."""
     cache = tmp_path / "xdg" / "roofscope"

@@ -88,6 +88,7 @@ def test_record_summary_with_nan_is_strict_json(tmp_path):
         ("doctor",),
     ],
 )
+@pytest.mark.slow
 def test_each_json_command_is_strict(args, tmp_path):
     names = {
         "zero": nan_export(tmp_path),
@@ -105,6 +106,7 @@ def test_the_writers_turn_non_finite_values_to_null():
     assert strict(render_summary([{"power_w": math.nan}], "json")) == {"gpus": [{"power_w": None}]}
 
 
+@pytest.mark.slow
 def test_one_json_writer_in_the_output_paths():
     """json.dumps outside jsonout.py would bypass allow_nan=False."""
     offenders = []

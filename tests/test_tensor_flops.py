@@ -51,6 +51,7 @@ def test_mobilenet_h100_sample_has_unknown_tensor(in_tmp_cwd):
 @pytest.mark.parametrize(
     ("dtype", "family"), [("bf16", "bf16"), ("fp16", "fp16"), ("tf32", "tf32")]
 )
+@pytest.mark.slow
 def test_h100_gemm_counts_two_flops_per_fma(dtype, family, in_tmp_cwd):
     """Measured on the H100: one N³ GEMM → ops_path sum = 2·N³ exactly, while 512 ×
     tensor-pipe instructions would give 128× less."""

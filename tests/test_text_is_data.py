@@ -19,6 +19,8 @@ from tests.nsys_builder import Export, Kernel
 from tests.screen_text import screen_text
 from tests.test_tui import opened, settle
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 NAMES = [
     "[/]",
     "[link=http://x]k[/link]",

@@ -16,7 +16,7 @@ from roofscope.tui.widgets.virtual_table import VirtualTable
 from tests.conftest import SAMPLES
 from tests.screen_text import screen_text
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 RESNET = str(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv")
 
@@ -227,14 +227,17 @@ async def test_ascii_mode_draws_no_braille(in_tmp_cwd):
         assert any(ch in text for ch in "@o.X")
 
 
-async def test_bad_file_shows_the_one_line_error(tmp_path, in_tmp_cwd):
+async def test_a_bad_file_named_on_the_command_line_leaves_with_its_one_line(tmp_path, in_tmp_cwd):
+    """Nothing to show: the app leaves with exit code 2 and the line the CLI prints after it,
+    as `roofscope report` would, rather than waiting on a blank screen for q."""
     bad = tmp_path / "bad.csv"
     bad.write_text("name,value\n1,2\n")
     app = RoofscopeApp([str(bad)])
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(app, pilot, 5)
-        message = str(app.query_one("#loading", Static).render())
-        assert message.startswith("roofscope: ") and "not an Nsight Compute CSV" in message
+    assert app.return_code == 2
+    assert app.fatal_line is not None and app.fatal_line.startswith("roofscope: ")
+    assert "not an Nsight Compute CSV" in app.fatal_line
 
 
 async def test_several_reports_switch_with_full_stop(in_tmp_cwd):

@@ -13,7 +13,7 @@ from roofscope.tui.panes.kernels import KernelsPane
 from tests.conftest import SAMPLES
 from tests.test_tui import opened, settle
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 
 async def test_advice_pane_ranks_and_leads_to_kernels_and_detail(in_tmp_cwd):

@@ -23,7 +23,7 @@ from roofscope.tui.widgets.plain import PlainTable
 from roofscope.tui.widgets.virtual_table import Column, VirtualTable
 from tests.test_tui import RESNET, groups, opened, settle
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 CONV = {"conv fprop", "conv dgrad", "conv wgrad"}
 
 

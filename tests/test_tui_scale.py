@@ -10,6 +10,8 @@ from roofscope.tui.widgets.virtual_table import PAGE, VirtualTable
 from tests.synthetic import synthetic_session
 from tests.test_tui import opened, settle
 
+pytestmark = pytest.mark.slow  # loads real reports, drives the TUI or starts processes
+
 N = 1_000_000
 
 

@@ -13,14 +13,14 @@ from roofscope.tui.app import RoofscopeApp
 from tests.screen_text import assert_snapshot, faint_cells, screen_text
 from tests.test_tui import RESNET, opened, settle
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 # Each view, the keys that open it from the one before, and what must be on it: a snapshot
 # alone would happily keep a blank chart.
 VIEWS = (
     ("kernels", "1", ["conv fprop", "GEMM", "layout transform"]),
     ("roofline", "2", ["┤", "roofs (report): FLOP/s", "DRAM 3.34", "◉", "1 layout transform"]),
-    ("hierarchical", "h", ["┤", "■ DRAM ▲ L2 ● L1", "■", "▲", "L1 26.8T"]),
+    ("hierarchical", "h", ["┤", "■ DRAM ▲ L2 ● L1", "■", "▲", "L1 26.8 T"]),
     ("efficiency", "3", ["potential speedup", "90%–100%"]),
     ("detail", "4", ["time_s", "fp32", "metrics"]),
 )
@@ -30,12 +30,16 @@ CHARTS = ("roofline", "hierarchical")
 
 
 async def stable_screen(app: RoofscopeApp, pilot) -> str:
-    """The screen once two captures agree (DataTable sizes its columns on idle)."""
-    previous = screen_text(app)
-    for _ in range(40):
+    """The screen once three captures in a row agree, each after a pause and the app idle
+    again (DataTable sizes its columns on idle, the footer relabels its keys a moment after a
+    focus change): two captures 50 ms apart agreed mid-update on a loaded machine."""
+    previous, agreed = screen_text(app), 0
+    for _ in range(60):
         await pilot.pause(0.05)
+        await pilot.pause()
         current = screen_text(app)
-        if current == previous:
+        agreed = agreed + 1 if current == previous else 0
+        if agreed >= 2:
             return current
         previous = current
     return previous

@@ -19,7 +19,7 @@ from tests.ncu_builder import raw_page, write
 from tests.screen_text import screen_text
 from tests.test_tui import RESNET, opened, settle
 
-pytestmark = pytest.mark.usefixtures("shared_sample_cache")
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
 
 PREFIX = "julia_broadcast_kernel_CuKernelContext_CuDeviceArray_Float32_2_1_Broadcasted_"
 LONG = [PREFIX + tail for tail in ("Style2D_Axes_Tuple_OneTo_Int64_identity", "Style3D_exp_x")]

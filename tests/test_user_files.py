@@ -52,6 +52,7 @@ def test_bad_ceilings_are_refused_in_one_line(entry, problem, tmp_path):
     _one_line_refusal(out, str(toml), f"ceiling {key}", problem)
 
 
+@pytest.mark.slow
 def test_good_ceilings_with_units_still_read(tmp_path):
     toml = tmp_path / "c.toml"
     toml.write_text('[ceilings]\nfp32 = "60 TFLOP/s"\ndram = "3.35 TB/s"\nl2 = 1e13\n')

@@ -1,4 +1,5 @@
-"""Render the README's screenshots, docs/screenshots/*.svg, headless from the bundled samples.
+"""Render the screenshots of README.md and docs/guide/ (docs/screenshots/*.svg), headless from
+the bundled samples.
 
     python3 tools/screenshots.py [--out docs/screenshots] [--size 110x34] [--only roofline …]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from roofscope.errors import RoofscopeError
 from roofscope.version import __version__
 
 if TYPE_CHECKING:
@@ -17,4 +18,4 @@ def load(*paths: str, **options: object) -> Session:
     return _load(*paths, **options)  # type: ignore[arg-type]
 
 
-__all__ = ["__version__", "load"]
+__all__ = ["RoofscopeError", "__version__", "load"]

@@ -1,6 +1,20 @@
-"""The one error type users can cause; the CLI turns it into a single line and exit code 2."""
+"""The one error type users can cause; the CLI turns it into a single line and exit code 2.
+
+Anything else is a bug, also said in one line (:func:`internal_error`, exit code 1); the
+traceback is shown only when the user asks for it with ``roofscope --debug`` or
+``ROOFSCOPE_DEBUG=1`` (:func:`debug`).
+"""
 
 from __future__ import annotations
+
+import os
+
+DEBUG_ENV = "ROOFSCOPE_DEBUG"
+
+
+def debug() -> bool:
+    """Whether the user asked for tracebacks (``ROOFSCOPE_DEBUG=1`` or ``roofscope --debug``)."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
 
 
 class RoofscopeError(Exception):
@@ -42,3 +56,13 @@ def escape_controls(text: str) -> str:
         else:
             out.append(ch.encode("unicode_escape").decode("ascii"))
     return "".join(out)
+
+
+def internal_error(exc: BaseException) -> RoofscopeError:
+    """A bug, in one line: what broke, and how to get the traceback to report it."""
+    first = " ".join(str(exc).split())[:160]
+    return RoofscopeError(
+        f"internal error: {type(exc).__name__}{': ' + first if first else ''}",
+        hint=f"a bug in roofscope: roofscope --debug … (or {DEBUG_ENV}=1) shows the traceback "
+        "to report",
+    )

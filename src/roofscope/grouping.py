@@ -196,7 +196,7 @@ def user_config_path() -> Path:
 
 def rules_from_toml(path: Path) -> list[Rule]:
     """``[[groups]]`` tables with ``pattern`` and ``name`` keys, in file order."""
-    data = read_toml(path, "rules file", "see the README section on grouping rules")
+    data = read_toml(path, "rules file", "see docs/guide/grouping.md")
     rules = []
     entries = data.get("groups", [])
     if not isinstance(entries, list):

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import duckdb
 
-from roofscope.errors import RoofscopeError
+from roofscope.errors import DEBUG_ENV, RoofscopeError, debug
 from roofscope.ingest.nsys_parquet import is_parquet_dir
 from roofscope.ingest.sniff import check_input, sidecars
 from roofscope.schema import DDL, SCHEMA_VERSION
@@ -197,13 +197,14 @@ def build(
             info = ingest_file(con, path, report_id)
         except _reader_errors() as exc:
             # Input we did not foresee: one line for the user, the traceback only on request.
-            if os.environ.get("ROOFSCOPE_DEBUG"):
+            if debug():
                 raise
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise RoofscopeError(
                 f"could not be loaded ({type(exc).__name__}: {first[:160]})",
                 path=str(path),
-                hint="set ROOFSCOPE_DEBUG=1 for details and report it with the file",
+                hint=f"roofscope --debug … (or {DEBUG_ENV}=1) gives details; report it with "
+                "the file",
             ) from exc
         con.execute(
             "INSERT INTO reports VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -50,6 +50,10 @@ FAMILIES = (
     ("◆◇⋄◈", "%&`W"),
 )
 COLORS = ("blue", "red", "green", "magenta")
+# Compare: a roof one report has and the other has at another value is drawn in the roof's
+# colour with its report's line (braille, then light box lines; in ASCII ".", then "-"), and
+# labelled with its report's marker: "● tensor 429 TFLOP/s", "■ tensor 851 TFLOP/s".
+SERIES_LINES = ((None, "."), ("─", "-"), ("┄", ":"), ("╌", "~"))
 # One colour per roof, each at least 3:1 against a dark terminal background (#121212, black)
 # in truecolor and in its 256- and 16-colour approximations (tests/test_roofline_chart.py),
 # and no two alike: FP64 and the L2 diagonal used to share one pink.
@@ -92,6 +96,12 @@ def roof_title(roof: Roof) -> str:
     return f"{roof_name(roof)} {si(roof.value, roof_unit(roof))}"
 
 
+def series_mark(series: int | None, ascii_only: bool) -> str:
+    """The marker of a report's biggest points (``●``, ``■``…), which its own roofs carry in
+    their labels; empty for a roof every report shares."""
+    return "" if series is None else FAMILIES[series % len(FAMILIES)][1 if ascii_only else 0][0]
+
+
 def roof_name(roof: Roof) -> str:
     return LEVEL_TITLES.get(roof.name) or PRECISION_TITLES.get(roof.name) or roof.name.upper()
 
@@ -100,15 +110,20 @@ def roof_unit(roof: Roof) -> str:
     return "B/s" if roof.kind == "memory" else "FLOP/s"
 
 
-def _titles(roof: Roof) -> tuple[str, str]:
-    """A roof's label on the chart, then the short form tried where that does not fit."""
-    return roof_title(roof), f"{roof_name(roof)} {si(roof.value, compact=True)}"
+def _titles(roof: Roof, ascii_only: bool = False) -> tuple[str, str]:
+    """A roof's label on the chart, then the short form tried where that does not fit; a
+    roof of one report's alone starts with that report's marker."""
+    mark = series_mark(roof.series, ascii_only)
+    mark = f"{mark} " if mark else ""
+    return f"{mark}{roof_title(roof)}", f"{mark}{roof_name(roof)} {si(roof.value)}"
 
 
 def roof_key(roof: Roof, ascii_only: bool, color: bool) -> str:
-    """The legend's sample of a roof's line: a bar in its colour, or the character it is
-    drawn with where there is no colour."""
+    """The legend's sample of a roof's line: a bar in its colour (a report's own roof in
+    Compare: its report's line), or the character it is drawn with where there is no colour."""
     if color:
+        if roof.series is not None and roof.series % len(SERIES_LINES):
+            return SERIES_LINES[roof.series % len(SERIES_LINES)][1 if ascii_only else 0] * 2
         return "--" if ascii_only else "━━"
     return ROOF_GLYPHS.get(roof.name, ".") * 2
 
@@ -163,11 +178,13 @@ def why_over(point: Point, ratio: float, roof: Roof) -> str:
     )
 
 
-def _decades(lo: float, hi: float, slots: int = 99) -> tuple[list[float], list[str]]:
-    """Decade ticks, every n-th one when more decades than ``slots`` would crowd the axis
-    (two labels on one row of a short chart read as one number)."""
+def _decades(lo: float, hi: float, rows: int | None = None) -> tuple[list[float], list[str]]:
+    """Decade ticks; on an axis of ``rows`` rows, every n-th one where a decade takes less
+    than 1.1 rows, so that no two labels can round to one row (``100T`` and ``1P`` on one row
+    of a short chart read ``101P``)."""
     a, b = math.ceil(lo), math.floor(hi)  # inside: plotext widens the frame to its ticks
-    step = max(1, math.ceil((b - a + 1) / max(slots, 2)))
+    per_decade = (max(rows, 2) - 1) / max(hi - lo, 1e-9) if rows is not None else 99.0
+    step = max(1, math.ceil(1.1 / per_decade))
     ticks = list(range(a, b + 1, step))
     return [float(t) for t in ticks], [si(10.0**t, compact=True) for t in ticks]
 
@@ -200,9 +217,9 @@ def render(
     x_lo = math.log10(min([*xs, *ridges, 1.0])) - 0.5
     x_hi = math.log10(max([*xs, *ridges, 1.0])) + 0.5
     y_lo = math.log10(min([*ys, *(10**x_lo * r.value for r in memory), top])) - 0.3
-    # room above the top roof for its label: a row, up to a decade (none is drawn in Compare)
+    # room above the top roof for its label: a row, up to a decade
     row = (math.log10(top) - y_lo) / max(height - 5, 1)
-    y_hi = math.log10(top) + (0.3 if several else min(1.0, max(0.3, 1.2 * row)))
+    y_hi = math.log10(top) + min(1.0, max(0.3, 1.2 * row))
     series: list[Series] = []
     for r in memory:  # each diagonal ends where it meets the top compute roof
         x_end = math.log10(top / r.value)
@@ -210,8 +227,8 @@ def render(
             Series(
                 [x_lo, x_end],
                 [x_lo + math.log10(r.value), math.log10(top)],
-                color=_roof_color(r, several) if color else None,
-                line=None if several else _roof_line(r, ascii_only, color),
+                color=ROOF_COLORS.get(r.name, POINT_COLOR) if color else None,
+                line=_roof_line(r, ascii_only, color),
             )
         )
     for r in compute:  # each compute roof starts where the widest diagonal meets it
@@ -220,8 +237,8 @@ def render(
             Series(
                 [max(x_start, x_lo), x_hi],
                 [math.log10(r.value)] * 2,
-                color=_roof_color(r, several) if color else None,
-                line=None if several else _roof_line(r, ascii_only, color),
+                color=ROOF_COLORS.get(r.name, POINT_COLOR) if color else None,
+                line=_roof_line(r, ascii_only, color),
             )
         )
     for a, b in links:
@@ -249,11 +266,11 @@ def render(
     # pin the axes: invisible corner points keep every roof and point inside the frame
     series.insert(0, Series([x_lo, x_hi], [y_lo, y_hi], marker=" "))
     frame = (x_lo, x_hi, y_lo, y_hi)
-    yticks = _decades(y_lo, y_hi, height - 3)
+    yticks = _decades(y_lo, y_hi, height - 4)  # the plot's rows (plotext's layout, 6.1)
     # the plot area: the y tick labels and the frame's two sides take columns, the frame and
     # the x tick labels four rows (plotext's layout, 6.1)
     area = (width - max(map(len, yticks[1]), default=0) - 2, height - 4)
-    labels = [] if several else roof_labels(memory, compute, top, frame, area, pts)
+    labels = roof_labels(memory, compute, top, frame, area, pts, ascii_only)
     xticks = _decades(x_lo, x_hi)
 
     def draw(labels: list[Label]) -> tuple[str, str]:
@@ -292,16 +309,14 @@ def _point_color(p: Point, several: bool, hierarchical: bool) -> Color | None:
 
 
 def _roof_line(roof: Roof, ascii_only: bool, color: bool) -> str | None:
-    """Braille in colour; without colour (or in ASCII) the roof's own character."""
+    """Braille in colour; without colour (or in ASCII) the roof's own character. A roof of
+    one report's alone (Compare) takes its report's line where there is colour to tell the
+    roofs apart."""
+    if roof.series is not None and color:
+        return SERIES_LINES[roof.series % len(SERIES_LINES)][1 if ascii_only else 0]
     if color and not ascii_only:
         return None
     return ROOF_GLYPHS.get(roof.name, ".")
-
-
-def _roof_color(roof: Roof, several: bool) -> str | tuple[int, int, int] | None:
-    if several:
-        return series_color(roof.series)
-    return ROOF_COLORS.get(roof.name, POINT_COLOR)
 
 
 def roof_labels(
@@ -311,6 +326,7 @@ def roof_labels(
     frame: tuple[float, float, float, float],
     area: tuple[int, int],
     points: Sequence[Point] = (),
+    ascii_only: bool = False,
 ) -> list[Label]:
     """Each roof's name and value beside its line, and each tagged point's tag beside its
     marker, none over another label, a marker or a line: the tags first (right of their
@@ -342,7 +358,10 @@ def roof_labels(
         taken.append((row, col, col + len(text) - 1))
         return True
 
-    diagonal: dict[str, dict[int, list[int]]] = {}  # each diagonal's columns by row
+    def key(r: Roof) -> tuple[str, int | None]:  # Compare: a roof each of two reports has
+        return r.name, r.series
+
+    diagonal: dict[tuple, dict[int, list[int]]] = {}  # each diagonal's columns by row
     for r in memory:
         for col in range(cols):
             x = x_lo + col * dx
@@ -350,7 +369,7 @@ def roof_labels(
                 break
             row, _ = cell(x, x + math.log10(r.value))
             drawn.append((row, col, col))
-            diagonal.setdefault(r.name, {}).setdefault(row, []).append(col)
+            diagonal.setdefault(key(r), {}).setdefault(row, []).append(col)
 
     def rows_at(y: float) -> list[int]:
         """The row a line or marker at ``y`` lands on, both rows when it is near half-way:
@@ -358,19 +377,19 @@ def roof_labels(
         at = (y_hi - y) / dy
         return sorted({math.floor(at + 0.35), math.floor(at + 0.65)})
 
-    flat: dict[int, set[str]] = {}  # rows with a compute roof's line: a label there is its
-    lines: dict[str, list[int]] = {}  # each compute roof's row(s)
+    flat: dict[int, set[tuple]] = {}  # rows with a compute roof's line: a label there is its
+    lines: dict[tuple, list[int]] = {}  # each compute roof's row(s)
     widest = max((m.value for m in memory), default=None)
     for r in compute:
         first = cell(math.log10(r.value / widest) if widest else x_lo, 0)[1]
-        lines[r.name] = rows_at(math.log10(r.value))
-        for row in lines[r.name]:
+        lines[key(r)] = rows_at(math.log10(r.value))
+        for row in lines[key(r)]:
             drawn.append((row, max(first, 0), cols))
-            flat.setdefault(row, set()).add(r.name)
+            flat.setdefault(row, set()).add(key(r))
 
     def beside(r: Roof, y: float) -> bool:
         """Not on the row of another roof's horizontal line, where it would read as that's."""
-        return flat.get(cell(x_lo, y)[0], {r.name}) <= {r.name}
+        return flat.get(cell(x_lo, y)[0], {key(r)}) <= {key(r)}
 
     for p in points:  # a label never covers a marker
         if p.ai > 0 and p.flop_per_s > 0:
@@ -393,10 +412,11 @@ def roof_labels(
     labels = []
     widest = max((m.value for m in memory), default=None)
     for r in sorted(memory, key=lambda r: r.value):
-        rows_up = sorted(diagonal.get(r.name, {}).items(), reverse=True)
+        rows_up = sorted(diagonal.get(key(r), {}).items(), reverse=True)
         # the full title, else its short form, else the short form over a neighbouring
         # diagonal (parallel ones a few cells apart leave no gap between them)
-        for text, over_lines in (*((t, False) for t in _titles(r)), (_titles(r)[1], True)):
+        titles = _titles(r, ascii_only)
+        for text, over_lines in (*((t, False) for t in titles), (titles[1], True)):
             # row by row up the diagonal: the label ending left of the line's cells in that
             # row, else starting right of them (below the line)
             # (a cell apart more than the margin: plotext draws a line a cell off at times)
@@ -410,8 +430,8 @@ def roof_labels(
         start = math.log10(r.value / widest) if widest else x_lo
         # the row above the line, else the row below (a whole row, clear of a line that
         # may land on either of two)
-        beside_rows = (min(lines[r.name]) - 1, max(lines[r.name]) + 1)
-        for text in _titles(r):  # the full title, else its short form
+        beside_rows = (min(lines[key(r)]) - 1, max(lines[key(r)]) + 1)
+        for text in _titles(r, ascii_only):  # the full title, else its short form
             right = x_hi - (len(text) + 1) * dx
             spots = [
                 (right - k * 2 * dx, y_hi - row * dy)
@@ -448,9 +468,12 @@ def legend(
     *,
     ascii_only: bool = False,
     color: bool = True,
+    width: int | None = None,
 ) -> list[Text]:
     """Compact lines under the chart: every roof keyed by its line's colour (or character),
-    with its value, the source said once when all agree; then the selected point."""
+    with its value (a roof of one report's alone after that report's marker), the source said
+    once when all agree; then the selected point. With ``width`` the roofs are packed into
+    lines of at most that many cells, never breaking between a key and its roof."""
     sources = {short_source(r.source) for r in roofs}
 
     def item(r: Roof) -> Text:
@@ -458,22 +481,37 @@ def legend(
             roof_key(r, ascii_only, color), style=_rgb(ROOF_COLORS.get(r.name)) if color else ""
         )
         source = "" if len(sources) == 1 else f" ({short_source(r.source)})"
-        return key + f" {roof_name(r)} {si(r.value, compact=True)}{source}"
+        mark = series_mark(r.series, ascii_only)
+        return key + f" {mark + ' ' if mark else ''}{roof_name(r)} {si(r.value)}{source}"
 
-    parts = []
+    origin = f" ({next(iter(sources))})" if len(sources) == 1 else ""
+    pieces: list[Text] = []  # what may start a line: the first carries the title
     for kind, title in (("compute", "FLOP/s"), ("memory", "B/s")):
         items = [item(r) for r in roofs if r.kind == kind]
         if items:
-            parts.append(Text(f"{title} ") + Text("  ").join(items))
-    origin = f" ({sources.pop()})" if len(sources) == 1 else ""
-    lines = [Text(f"roofs{origin}: ") + Text(" · ").join(parts)] if parts else []
+            lead = Text(f"roofs{origin}: " if not pieces else "· ") + Text(f"{title} ")
+            pieces += [lead + items[0], *items[1:]]
+    lines = _packed(pieces, width) if pieces else []
     if selected is not None:
         lines.append(
             Text(
                 f"▶ {selected.name}: AI({level}) {selected.ai:.3g} FLOP/B, "
-                f"{si(selected.flop_per_s, 'FLOP/s', compact=True)}, {selected.share:.1%} of time"
+                f"{si(selected.flop_per_s, 'FLOP/s')}, {selected.share:.1%} of time"
             )
         )
+    return lines
+
+
+def _packed(pieces: list[Text], width: int | None) -> list[Text]:
+    """``pieces`` two spaces apart, a new line where the next would pass ``width`` (one line
+    without a width)."""
+    lines = [pieces[0].copy()]
+    for piece in pieces[1:]:
+        if width is not None and lines[-1].cell_len + 2 + piece.cell_len > width:
+            lines.append(piece.copy())
+        else:
+            lines[-1].append("  ")
+            lines[-1].append_text(piece)
     return lines
 
 

@@ -10,10 +10,11 @@ exit code 2. pandas and Textual are never imported here.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from roofscope.cli import compare as compare_commands
 from roofscope.cli import profile as profile_commands
@@ -24,11 +25,14 @@ from roofscope.cli.options import (
     check_recordings,
     load_session,
 )
-from roofscope.errors import RoofscopeError
+from roofscope.errors import DEBUG_ENV, RoofscopeError, debug, internal_error
+from roofscope.packages import missing_package_error, needs
+from roofscope.present.units import counted
 from roofscope.version import __version__
 
 if TYPE_CHECKING:
     from roofscope.monitor.source import GpuSource
+    from roofscope.tui.fatal import OneLineErrors
 
 
 class _Parser(argparse.ArgumentParser):
@@ -36,7 +40,10 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(2, f"roofscope: {message} (see roofscope {self.prog.split()[-1]} --help)\n")
+        command = " ".join(self.prog.split()[1:])  # "" for roofscope itself
+        self.exit(
+            2, f"roofscope: {message} (see roofscope {command + ' ' if command else ''}--help)\n"
+        )
 
 
 START_HERE = """start here:
@@ -58,6 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"roofscope {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help=f"show the traceback of an unexpected error instead of one line (also {DEBUG_ENV}=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     opener = sub.add_parser(
         "open",
@@ -242,7 +254,7 @@ def _add_record(sub: argparse._SubParsersAction) -> None:
         "and provenance. Only files under the --root folders can be opened (symlinks are "
         "followed first); nothing is written but roofscope's cache. Needs the mcp package: "
         "pip install 'roofscope[mcp]'. Register it with a client as the command "
-        "'roofscope mcp --root DIR' (README).",
+        "'roofscope mcp --root DIR' (docs/guide/mcp.md).",
     )
     mcp.add_argument(
         "--root",
@@ -256,24 +268,19 @@ def _mcp(args: argparse.Namespace) -> int:
     from roofscope.mcp.tools import Workspace
 
     workspace = Workspace(args.root or [Path.cwd()])  # a bad root fails here, in one line
-    try:
+    with needs("roofscope mcp"):
         from roofscope.mcp.server import serve  # the SDK: an optional extra
-    except ImportError as exc:
-        if not (exc.name or "").startswith("mcp"):
-            raise
-        raise RoofscopeError(
-            "roofscope mcp needs the mcp package", hint="pip install 'roofscope[mcp]'"
-        ) from exc
     serve(workspace)
     return 0
 
 
 def _open(args: argparse.Namespace) -> int:
-    from roofscope.session import Options, load_in_thread
-
     for path in args.files:  # fail before the screen switches, with the one-line message
         if not Path(path).exists():
             raise RoofscopeError("no such file", path=path, hint="check the path")
+    need_terminal("open", "the same numbers without one: roofscope report FILE --format json")
+    from roofscope.session import Options, load_in_thread
+
     Options(args.gpu, args.ceilings, args.fp16_convention)  # validates the options first
     options = {
         "gpu": args.gpu,
@@ -284,10 +291,44 @@ def _open(args: argparse.Namespace) -> int:
     }
     # The reports open while Textual is imported: the first screen comes ~0.1 s sooner
     opening = load_in_thread(*args.files, **options) if args.files else None
-    from roofscope.tui.app import RoofscopeApp
+    try:
+        from roofscope.tui.app import RoofscopeApp
 
-    app = RoofscopeApp(list(args.files), ascii_only=args.ascii, opening=opening, **options)
+        app = RoofscopeApp(list(args.files), ascii_only=args.ascii, opening=opening, **options)
+        code = _run_app(app)
+    except Exception as exc:
+        if opening is None or opening.done():
+            raise
+        code = report_error(exc)  # printed now: the process must not wait for the load
+    if opening is not None and not opening.done():
+        _leave_now(code)
+    return code
+
+
+def _leave_now(code: int) -> NoReturn:
+    """Exit without finalising the interpreter: a load still running in its daemon thread
+    (the user quit first, or Textual failed to import) is inside DuckDB, which aborts the
+    process (exit 134, "terminate called…") when the interpreter is torn down under it. The
+    cache is built in a temporary file and renamed, so nothing half-written is left."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def need_terminal(command: str, instead: str) -> None:
+    """A full-screen app with no terminal to draw on or read keys from (a batch job, a pipe,
+    ``</dev/null``) would wait for ever: refuse at once and say what works there."""
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        side = "standard input" if not sys.stdin.isatty() else "standard output"
+        raise RoofscopeError(f"{command} needs a terminal, and {side} is not one", hint=instead)
+
+
+def _run_app(app: OneLineErrors) -> int:
+    """Run a full-screen app; the line of an error that ended it is printed after the terminal
+    is given back, as the CLI's own errors are."""
     app.run()
+    if app.fatal_line:
+        print(app.fatal_line, file=sys.stderr)
     return app.return_code or 0
 
 
@@ -364,7 +405,8 @@ def _export(args: argparse.Namespace) -> int:
         done[written.report] = written.launches
     again = f", {replaced} replaced" if replaced else ""
     print(
-        f"roofscope: {len(done)} report(s), {sum(done.values()):,} launches, {groups:,} groups "
+        f"roofscope: {counted(len(done), 'report')}, {counted(sum(done.values()), 'launch')}, "
+        f"{counted(groups, 'group')} "
         f"→ {escape_controls(str(dataset.root))}{again}"
     )
     return 0
@@ -388,13 +430,21 @@ def _monitor(args: argparse.Namespace) -> int:
         source = NvmlSource()  # fails here, with the one-line message, before any screen
     if args.once:
         return _once(source, args.format)
+    try:  # after the GPUs are found: no NVML is the first thing to fix
+        need_terminal(
+            "monitor", "without one: roofscope monitor --once, or roofscope record --out FILE"
+        )
+    except RoofscopeError:
+        source.close()
+        raise
     from roofscope.tui.app import ascii_terminal
     from roofscope.tui.monitor_app import MonitorApp
 
-    MonitorApp(
-        lambda: source, interval=args.interval, ascii_only=args.ascii or ascii_terminal()
-    ).run()
-    return 0
+    return _run_app(
+        MonitorApp(
+            lambda: source, interval=args.interval, ascii_only=args.ascii or ascii_terminal()
+        )
+    )
 
 
 def _once(source: GpuSource, fmt: str) -> int:
@@ -428,7 +478,7 @@ def _record(args: argparse.Namespace) -> int:
     source = NvmlSource()
     stop = stop_on_signals()
     print(
-        f"roofscope: recording {len(source.handles)} GPU(s) on {source.host} every "
+        f"roofscope: recording {counted(len(source.handles), 'GPU')} on {source.host} every "
         f"{args.interval:g} s to {args.out} (Ctrl+C or SIGTERM stops)",
         file=sys.stderr,
     )
@@ -446,7 +496,7 @@ def _record(args: argparse.Namespace) -> int:
     finally:
         source.close()
     print(
-        f"roofscope: {result.samples} samples in {result.seconds:.1f} s "
+        f"roofscope: {counted(result.samples, 'sample')} in {result.seconds:.1f} s "
         f"({result.skipped} ticks skipped) → {result.path}",
         file=sys.stderr,
     )
@@ -484,22 +534,46 @@ COMMANDS = {
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.debug:
+        os.environ[DEBUG_ENV] = "1"  # readers below the CLI look at the environment
     if args.command is None:
         parser.print_help()
         return 2
     try:
         return COMMANDS[args.command](args)
-    except RoofscopeError as exc:
-        print(exc.one_line(), file=sys.stderr)
-        return 2
     except BrokenPipeError:  # `roofscope … | head`: before the catch-all below
         return 0
     except Exception as exc:
-        from roofscope.store import damaged_error, is_damaged
-
-        if not is_damaged(exc):
-            raise
-        print(damaged_error().one_line(), file=sys.stderr)
-        return 2
+        return report_error(exc)
     except KeyboardInterrupt:
         return 130
+
+
+def report_error(exc: Exception) -> int:
+    """Print what ended a command as one line and return the exit code: 2 for what the user
+    can fix (bad input, a damaged cache, a missing extra, a broken install), 1 for a bug.
+    With ``--debug`` the exception is raised again instead, traceback and all."""
+    if isinstance(exc, RoofscopeError):
+        print(exc.one_line(), file=sys.stderr)
+        return 2
+    damaged = _damaged_cache_error(exc)
+    if damaged is not None:
+        print(damaged.one_line(), file=sys.stderr)
+        return 2
+    if debug():
+        raise exc
+    if isinstance(exc, ImportError):  # a missing extra or a broken install: what to install
+        print(missing_package_error(exc).one_line(), file=sys.stderr)
+        return 2
+    print(internal_error(exc).one_line(), file=sys.stderr)
+    return 1
+
+
+def _damaged_cache_error(exc: Exception) -> RoofscopeError | None:
+    """The line for a cache that rotted under a command, None for anything else (also when
+    the store itself cannot be imported: that is the error being reported)."""
+    try:
+        from roofscope.store import damaged_error, is_damaged
+    except Exception:
+        return None
+    return damaged_error() if is_damaged(exc) else None

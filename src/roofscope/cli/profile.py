@@ -16,6 +16,7 @@ from typing import Any
 
 from roofscope.cli.options import add_format
 from roofscope.errors import RoofscopeError
+from roofscope.packages import needs
 from roofscope.profiling.catalog import MODELS
 from roofscope.profiling.command import CLOCK_CONTROL, MODES, PRECISIONS
 from roofscope.profiling.presets import PRESETS
@@ -214,20 +215,9 @@ def run_profile(args: argparse.Namespace) -> int:
     return _run(spec, root, args)
 
 
-def _needs_torch(what: str) -> RoofscopeError:
-    return RoofscopeError(
-        f"{what} needs torch, which is not installed",
-        hint="pip install 'roofscope[profile]', or pip install -e '.[profile]' in a clone",
-    )
-
-
 def estimate_doc(spec: Any) -> dict[str, Any]:
-    try:
+    with needs("roofscope profile --estimate"):
         from roofscope.profiling.analytic import analytic, estimate_at
-    except ModuleNotFoundError as exc:
-        if exc.name != "torch":
-            raise
-        raise _needs_torch("--estimate") from None
 
     doc = analytic(
         spec.model,
@@ -394,12 +384,8 @@ def run_ceilings(args: argparse.Namespace) -> int:
     from roofscope.hardware.specs import match_device_name
     from roofscope.output.profiling import render_ceilings
 
-    try:
+    with needs("roofscope ceilings"):
         from roofscope.profiling.ceilings_bench import measure
-    except ModuleNotFoundError as exc:
-        if exc.name != "torch":
-            raise
-        raise _needs_torch("roofscope ceilings") from None
     if args.gemm_size < 256:
         raise RoofscopeError("--gemm-size must be at least 256")
     result = measure(gemm_n=args.gemm_size)

@@ -210,7 +210,8 @@ def _from_report(
     for (name, (_, text)), value in zip(formulas.items(), (row or ())[1:], strict=True):
         if value is None or value <= 0:
             continue
-        source = f"report: {text} (median over {launches} launches; ncu's locked clock)"
+        over = "its one launch" if launches == 1 else f"median over {launches} launches"
+        source = f"report: {text} ({over}; ncu's locked clock)"
         out[name] = Ceiling(name, _kind(name), float(value), _unit(name), source)
     return out
 

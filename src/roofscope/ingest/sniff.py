@@ -337,6 +337,27 @@ def _mostly_binary(sample: bytes) -> bool:
     return odd > len(sample[:8192]) * 0.1
 
 
+def _analytic_error(path: Path) -> RoofscopeError:
+    """``analytic.json`` (a model's FLOPs by layer, which ``roofscope profile`` writes beside
+    its export) is read with the export, not on its own: name the export to open instead."""
+    stem = path.name.split(".")[0]
+    try:  # in a run folder (analytic.json) any export; beside one (x.analytic.json) x's
+        exports = sorted(
+            p.name
+            for p in path.parent.iterdir()
+            if ".ncu" in p.name and (stem == "analytic" or p.name.split(".")[0] == stem)
+        )
+    except OSError:
+        exports = []
+    return RoofscopeError(
+        "is a model's analytic FLOPs (roofscope profile writes it beside its export), not a report",
+        path=str(path),
+        hint=f"open the export beside it, {exports[0]}; its advice reads this file"
+        if exports
+        else "open the ncu export of the same run; its advice reads this file",
+    )
+
+
 def _no_header_error(path: Path, text: str, complete: bool) -> RoofscopeError:
     lines = text.split("\n", ERROR_SCAN_LINES)[:ERROR_SCAN_LINES]
     content = [x.strip() for x in lines if x.strip()]
@@ -348,10 +369,12 @@ def _no_header_error(path: Path, text: str, complete: bool) -> RoofscopeError:
         )
     if complete and content and content[0][:1] in "[{":
         try:
-            json.loads(text)
+            document = json.loads(text)
         except ValueError:
             pass
         else:
+            if isinstance(document, dict) and {"layers", "flops"} <= document.keys():
+                return _analytic_error(path)
             return RoofscopeError(
                 "is a JSON document, not an ncu CSV or an nsys stats export",
                 path=str(path),

@@ -23,13 +23,22 @@ def table_text(header: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -
     return buffer.getvalue()
 
 
+def rounded(value: float) -> float:
+    """``value`` to 15 significant digits, all a double holds for certain: a time summed from
+    integer nanoseconds reads ``0.000885088``, not the sum's ``0.0008850879999999999``.
+    (JSON keeps every bit: a program reads it, and epoch times need 16 digits.)"""
+    return float(f"{value:.15g}")
+
+
 def datum(value: object) -> str:
-    """A value as a data file writes it: every digit of a number in its base unit (seconds,
-    FLOP/s, a 0..1 fraction), empty for unknown, text as it is; never ``885 µs``."""
+    """A value as a data file writes it: a number in its base unit (seconds, FLOP/s, a 0..1
+    fraction) to 15 significant digits, all a double holds for certain (``0.000885088``, not
+    the sum's noise ``0.0008850879999999999``), empty for unknown, text as it is; never
+    ``885 µs``."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return repr(value) if value == value else ""
+        return repr(rounded(value)) if value == value else ""
     return str(value)
 
 
@@ -44,9 +53,9 @@ def dicts_csv(rows: Sequence[dict[str, object]]) -> str:
     buffer = io.StringIO()
     if rows:
         fields = list(dict.fromkeys(k for r in rows for k in r))
-        writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(fields)
+        writer.writerows([datum(r.get(k)) for k in fields] for r in rows)
     return buffer.getvalue()
 
 

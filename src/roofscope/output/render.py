@@ -30,7 +30,16 @@ from roofscope.present.columns import (
 )
 from roofscope.present.text import console as plain_console
 from roofscope.present.text import plain, shown_doc
-from roofscope.present.units import AT_LEAST, AT_MOST, bounded, incomplete_reason, num, pct, si
+from roofscope.present.units import (
+    AT_LEAST,
+    AT_MOST,
+    bounded,
+    counted,
+    incomplete_reason,
+    num,
+    pct,
+    si,
+)
 from roofscope.quantities import (
     BYTES,
     EFFICIENCY,
@@ -104,7 +113,8 @@ def bound_note(eff: dict[str, Any]) -> str | None:
         return None
     part = eff["incomplete"]
     return (
-        f"efficiency {AT_LEAST}, speedup {AT_MOST} (bounds) for {part[LAUNCHES]:,} launches, "
+        f"efficiency {AT_LEAST}, speedup {AT_MOST} (bounds) for "
+        f"{counted(part[LAUNCHES], 'launch')}, "
         f"{si(part[TIME_S], 's')}: {incomplete_reason(part['missing'])}"
     )
 
@@ -125,7 +135,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
             continue
         out.append(
             f"GPU **{gpu['name'] or 'unknown'}** (CC {gpu['cc'] or '?'}) · "
-            f"{report[LAUNCHES]:,} launches of {report['kernels']:,} kernels · "
+            f"{counted(report[LAUNCHES], 'launch')} of {counted(report['kernels'], 'kernel')} · "
             f"{si(report[TIME_S], 's')} · potential speedup {speedup_text(report[EFFICIENCY])}\n"
         )
         note = bound_note(report[EFFICIENCY])
@@ -179,7 +189,7 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
     lines.append(f"{gpu['name'] or 'GPU not named in export'}", style="bold")
     lines.append(f"  CC {gpu['cc'] or '?'}  SMs {gpu['sm_count'] or '?'}\n")
     lines.append(
-        f"{report[LAUNCHES]:,} launches · {report['kernels']:,} kernels · "
+        f"{counted(report[LAUNCHES], 'launch')} · {counted(report['kernels'], 'kernel')} · "
         f"{si(report[TIME_S], 's')} GPU time\n"
     )
     lines.append("FLOPs  " + "  ".join(f"{k} {si(v, 'FLOP')}" for k, v in f.items()) + "\n")
@@ -193,7 +203,8 @@ def _summary_panel(report: dict[str, Any]) -> Panel:
     if join:
         cover = join["coverage"]
         lines.append(
-            f"\nwith {join['nsys_report']}: {join['paired_launches']:,} launches paired, ncu "
+            f"\nwith {join['nsys_report']}: {counted(join['paired_launches'], 'launch')} "
+            "paired, ncu "
             f"kernels cover {pct(100 * cover) if cover is not None else '—'} of real GPU time\n"
             f"{join['note']}"
         )
@@ -210,7 +221,7 @@ def _nsys_panel(report: dict[str, Any]) -> Panel:
         "nvtx-outer": " · grouped by outermost NVTX range",
     }.get(report.get("axis", ""), "")
     lines.append(
-        f"{report[LAUNCHES]:,} launches · {report['kernels']:,} kernels · "
+        f"{counted(report[LAUNCHES], 'launch')} · {counted(report['kernels'], 'kernel')} · "
         f"{si(report[TIME_S], 's')} kernel time (nsys: real timeline, not replayed){axis}"
     )
     if report.get("timeline"):

@@ -15,7 +15,7 @@ from roofscope.output.export import dicts_csv
 from roofscope.output.render import formatted
 from roofscope.present.bars import hbars
 from roofscope.present.text import plain
-from roofscope.present.units import pct, ratio_pct, si
+from roofscope.present.units import counted, pct, ratio_pct, si
 from roofscope.quantities import EFFICIENCY, FLOP_PER_S
 
 
@@ -100,7 +100,8 @@ def renderable(doc: dict[str, Any], width: int, ascii_only: bool = False) -> Gro
     on = f" on {gpus.pop()}" if len(gpus) == 1 else ""
     parts: list[Any] = [
         Text.assemble(
-            ("scaling", "bold"), f" across {len(doc['rows'])} reports{on} (varying: {varying})"
+            ("scaling", "bold"),
+            f" across {counted(len(doc['rows']), 'report')}{on} (varying: {varying})",
         ),
         table,
         *(Text(line) for line in chart(doc, min(width, 100), ascii_only)),

@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from roofscope.packages import OPTIONAL
 from roofscope.profiling.command import find_tool
 from roofscope.profiling.progress import PERMISSION
 from roofscope.profiling.runner import PERMISSION_FIX
@@ -158,7 +159,7 @@ def _torch() -> Check:
             "torch",
             FAIL,
             "not installed",
-            "pip install 'roofscope[profile]' (or a CUDA build of torch)",
+            f"{OPTIONAL['torch'].install} (or a CUDA build of torch)",
         )
     if not torch.cuda.is_available():
         build = "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}"

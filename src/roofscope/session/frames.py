@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from roofscope.analysis import summary
+from roofscope.packages import needs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -19,7 +20,8 @@ if TYPE_CHECKING:
 
 def frame(session: Session, by: str, report: int | None) -> pd.DataFrame:
     """Rows of ``by`` (group or kernel), flattened, with the report's path in each."""
-    import pandas as pd
+    with needs(f"Session.{by}s()"):
+        import pandas as pd
 
     chosen = session.reports if report is None else [session.reports[report]]
     frames = []
@@ -31,6 +33,8 @@ def frame(session: Session, by: str, report: int | None) -> pd.DataFrame:
 
 def launches(session: Session, report: int | None) -> pd.DataFrame:
     """One row per launch with every derived column, straight from DuckDB."""
+    with needs("Session.launches()"):
+        import pandas  # noqa: F401 - DuckDB's .df() needs it; say so in one line
     where = "" if report is None else f"WHERE report_id = {session.reports[report].report_id}"
     with session.lock:
         return session.con.execute(

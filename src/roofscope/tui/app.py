@@ -32,6 +32,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.present.text import shown
 from roofscope.session import Session, load
 from roofscope.store import damaged_error, is_damaged
+from roofscope.tui.fatal import OneLineErrors
 from roofscope.tui.help import help_text
 from roofscope.tui.messages import (
     AxisChanged,
@@ -168,7 +169,7 @@ def start_choices() -> list[str]:
     return [RUNS_CHOICE, *found, *(p for p in recent_inputs() if p not in found)]
 
 
-class RoofscopeApp(App[None]):
+class RoofscopeApp(OneLineErrors, App[None]):
     TITLE = "roofscope"
     CSS = """
     Screen { layout: vertical; }
@@ -227,6 +228,7 @@ class RoofscopeApp(App[None]):
         self.paths = paths
         self.start_pane = start_pane
         self._came_from_runs = False
+        self.chose_on_start = False  # a report picked on the start screen, not named on the CLI
         self.load_options = load_options
         # ``paths`` already being opened (session.load_in_thread, started before Textual was
         # imported): the first open waits for it instead of loading them again
@@ -269,6 +271,7 @@ class RoofscopeApp(App[None]):
             self.push_screen(StartScreen(start_choices()), self._start_chosen)
 
     def _start_chosen(self, choice: str | None) -> None:
+        self.chose_on_start = True
         if choice == RUNS_CHOICE:
             self._mount_without_report()
         elif choice:
@@ -418,7 +421,8 @@ class RoofscopeApp(App[None]):
     def _handle_exception(self, error: Exception) -> None:
         # A cache that rotted under us: remove it and leave with the one line that says so.
         if is_damaged(error):
-            self.exit(return_code=2, message=damaged_error().one_line())
+            self.fatal_line = damaged_error().one_line()
+            self.exit(return_code=2)
             return
         super()._handle_exception(error)
 
@@ -433,11 +437,18 @@ class RoofscopeApp(App[None]):
         self.call_from_thread(self._opened, session)
 
     def _failed(self, exc: RoofscopeError) -> None:
-        self.notify(exc.one_line(), severity="error", timeout=10)
         if self.start_pane is not None or self.query(Pane) or self._came_from_runs:
+            self.notify(exc.one_line(), severity="error", timeout=10)
             self._mount_without_report()  # back to the runs rather than a dead end
             return
-        self.query_one("#loading", Static).update(exc.one_line())
+        if self.chose_on_start:  # back to the list, to choose another
+            self.notify(exc.one_line(), severity="error", timeout=10)
+            self.push_screen(StartScreen(start_choices()), self._start_chosen)
+            return
+        # the files named on the command line: nothing to show; leave as `report` would,
+        # with the line printed once the terminal is back and exit code 2
+        self.fatal_line = exc.one_line()
+        self.exit(return_code=2)
 
     def _opened(self, session: Session) -> None:
         self.state.open(session)

@@ -10,6 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 
 from roofscope.monitor.source import GpuSource
+from roofscope.tui.fatal import OneLineErrors
 from roofscope.tui.help import help_text
 from roofscope.tui.panes.monitor import MonitorPane
 from roofscope.tui.screens.modals import HelpScreen
@@ -22,7 +23,7 @@ that. History is kept for the whole session: recent samples as taken, older ones
 pairs."""
 
 
-class MonitorApp(App[None]):
+class MonitorApp(OneLineErrors, App[None]):
     TITLE = "roofscope monitor"
     CSS = "*:focus { border: none; }"
     BINDINGS = [

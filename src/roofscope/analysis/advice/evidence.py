@@ -15,7 +15,7 @@ from typing import Any
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
 from roofscope.analysis.browse import Filter
-from roofscope.present.units import si, time
+from roofscope.present.units import counted, si, time
 from roofscope.quantities import BOUND, BYTES, EFFICIENCY, FLOPS, LAUNCHES, LEVELS, TIME_PCT, TIME_S
 
 Row = Mapping[str, Any]
@@ -212,7 +212,8 @@ def fusion(step: Step) -> list[Advice]:
             title=f"memory-bound element-wise and norm kernels: {step.share(spent):.1f}% of step",
             action="torch.compile the model (roofscope profile --compile), or use fused ops",
             evidence=[
-                f"{r['name']}: {int(r[LAUNCHES] or 0):,} launches, {time(r[TIME_S] or 0.0)} "
+                f"{r['name']}: {counted(int(r[LAUNCHES] or 0), 'launch')}, "
+                f"{time(r[TIME_S] or 0.0)} "
                 f"({r[TIME_PCT] or 0.0:.1f}%), bound {r[BOUND]}"
                 for r in rows
             ]

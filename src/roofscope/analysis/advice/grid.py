@@ -26,7 +26,7 @@ from typing import Any
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
 from roofscope.metric_names import WAVES_PER_SM
-from roofscope.present.units import si, time
+from roofscope.present.units import counted, si, time
 from roofscope.quantities import BOUND, FLOP_PER_S, FLOPS, FLOPS_TOTAL, TIME_S
 from roofscope.schema import VALUES_R
 from roofscope.sqlutil import quote_ident
@@ -183,7 +183,7 @@ def _case_line(
         _grid_text(c)
         + (f" = {blocks:,} blocks" if (blocks := grid_blocks(c.grid)) is not None else "")
         + (f", {c.waves:g} waves" if c.waves is not None else "")
-        + f": {c.launches:,} launch(es), {time(c.time_s)}"
+        + f": {counted(c.launches, 'launch')}, {time(c.time_s)}"
         for c, _ in mine[:EXAMPLES]
     )
     more = f" and {len(mine) - EXAMPLES} more grid(s)" if len(mine) > EXAMPLES else ""

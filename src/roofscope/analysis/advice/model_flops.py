@@ -19,7 +19,7 @@ from typing import Any
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
 from roofscope.analysis.advice.evidence import MATRIX, family
 from roofscope.present.text import shown
-from roofscope.present.units import si, time
+from roofscope.present.units import counted, si, time
 from roofscope.quantities import flop_total_sql
 
 WASTE_RATIO = 3.0  # measured ÷ analytic FLOPs of a layer before its extra work is advice
@@ -133,7 +133,8 @@ def model_flops(layers: list[Layer], step_s: float, model: str) -> list[Advice]:
             ),
             evidence=[
                 f"{shown(x.name)}: {si(x.measured, 'FLOP')} measured, {si(x.analytic, 'FLOP')} "
-                f"analytic ({x.ratio:.1f}×), {x.launches} matrix launch(es), {time(x.matrix_s)}"
+                f"analytic ({x.ratio:.1f}×), "
+                f"{counted(x.launches, 'matrix launch', 'matrix launches')}, {time(x.matrix_s)}"
                 for x in wasteful
             ]
             + [

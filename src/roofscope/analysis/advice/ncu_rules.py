@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from roofscope.analysis.advice import NCU, Advice, step_speedup
-from roofscope.present.units import si
+from roofscope.present.units import counted, si
 
 if TYPE_CHECKING:
     from roofscope.analysis.advice import Context
@@ -204,7 +204,8 @@ def _item(rule: str, rows: list[tuple], text: tuple | None, ctx: Context) -> Adv
         for g in groups[:GROUPS_SHOWN]
     )
     more = f" and {len(groups) - GROUPS_SHOWN} more" if len(groups) > GROUPS_SHOWN else ""
-    evidence.append(f"fires on {launches:,} launch(es) in {len(groups)} group(s): {shown}{more}")
+    where = f"{counted(launches, 'launch')} in {counted(len(groups), 'group')}"
+    evidence.append(f"fires on {where}: {shown}{more}")
     evidence.append(
         f"ncu estimates a speedup on {estimated:,} of them ({local:,} local, "
         f"{estimated - local:,} global)"

@@ -74,8 +74,9 @@ class AdvicePane(Pane):
         self.items = items
         ncu = sum(a.source == "ncu" for a in items)
         lines = [
-            f"{self.state.label()} · {len(items)} item(s), {ncu} from ncu's rules · ranked by "
-            "estimated gain (unknown last) · Enter: its groups in Kernels · d: its metrics"
+            f"{self.state.label()} · {f.counted(len(items), 'item')}, {ncu} from ncu's rules · "
+            "ranked by estimated gain (unknown last) · Enter: its groups in Kernels · "
+            "d: its metrics"
         ]
         if not ncu and self.state.current.layout.startswith("ncu"):
             lines.append(

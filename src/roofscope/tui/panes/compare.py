@@ -7,6 +7,7 @@ roofs, and joins the highlighted row's before and after points with a line.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rich.console import Group
@@ -18,14 +19,14 @@ from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 
 from roofscope.analysis.compare import Diff, DiffRow
-from roofscope.charts.roofline import FAMILIES, Point, Roof, render
+from roofscope.charts.roofline import FAMILIES, Point, Roof, legend, render
 from roofscope.errors import RoofscopeError
 from roofscope.output import decide as decide_out
 from roofscope.output import diff as out
 from roofscope.output import scaling as scaling_out
 from roofscope.output.export import dicts_table
 from roofscope.present.text import plain, shown, shown_doc
-from roofscope.present.units import cut, si
+from roofscope.present.units import cut
 from roofscope.quantities import (
     AI,
     FLOP_PER_S,
@@ -54,6 +55,10 @@ WIDTHS = {
 }
 
 
+LEGEND_ROWS = 3  # roofs on up to two rows, then the highlighted row: a fixed height, so that
+# the chart drawn first keeps its height (an auto height grew after the first draw)
+
+
 class ComparePane(Pane, can_focus=True):
     KEY = "compare"
     TITLE = "Compare"
@@ -69,15 +74,13 @@ class ComparePane(Pane, can_focus=True):
     ]
     DEFAULT_CSS = """
     ComparePane #compare-summary { height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
-    ComparePane #compare-table { height: 1fr; min-height: 5; }
-    ComparePane #compare-chart { height: 1fr; min-height: 8; }
+    ComparePane #compare-table { height: 2fr; min-height: 5; }
+    ComparePane #compare-chart { height: 3fr; min-height: 8; }
     ComparePane #compare-decide { height: 1fr; display: none; }
     ComparePane.decide #compare-decide { display: block; }
     ComparePane.decide #compare-table, ComparePane.decide #compare-chart,
     ComparePane.decide #compare-legend { display: none; }
-    ComparePane #compare-legend {
-        height: auto; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis;
-    }
+    ComparePane #compare-legend { height: 3; color: $text-muted; }
     """
 
     def __init__(self, state: ViewState, **kwargs: Any):
@@ -225,14 +228,7 @@ class ComparePane(Pane, can_focus=True):
             points += [p for p in (a, b) if p is not None]
             if row is picked and a is not None and b is not None:
                 link = (a, b)
-        reports = self.session.reports
-        roofs = [
-            Roof(c.name, c.kind, c.value, c.source, series)
-            for series, i in enumerate((self.before, self.after))
-            for c in reports[i].ceilings
-            # the level's own diagonal alone: the points' x is intensity at that level
-            if c.name in ROOFS and (c.kind != "memory" or c.name == self.level)
-        ]
+        roofs = self._roofs()
         self.text = render(
             points,
             roofs,
@@ -245,34 +241,54 @@ class ComparePane(Pane, can_focus=True):
         chart.update(Text.from_ansi(self.text, no_wrap=True))
         self.drawn = drawing
         self.query_one("#compare-legend", Static).update(self._legend(picked, roofs))
+        # The first draw can come before the layout settles (the table's rows, the summary's
+        # lines): look again once it has, which redraws only if the chart's box changed
+        self.call_after_refresh(self.redraw)
+
+    def _roofs(self) -> list[Roof]:
+        """Both reports' roofs, a roof they share (within 1%) once, as the Roofline pane draws
+        it; one that differs (another precision's tensor roof, another GPU) once per report,
+        tagged with its report (``series``), which the chart draws in that report's line."""
+        reports = self.session.reports
+        mine = [
+            {
+                c.name: Roof(c.name, c.kind, c.value, c.source, series)
+                for c in reports[i].ceilings
+                # the level's own diagonal alone: the points' x is intensity at that level
+                if c.name in ROOFS and (c.kind != "memory" or c.name == self.level)
+            }
+            for series, i in enumerate((self.before, self.after))
+        ]
+        roofs = []
+        for name in dict.fromkeys([*mine[0], *mine[1]]):
+            a, b = mine[0].get(name), mine[1].get(name)
+            if a is not None and b is not None and _close(a.value, b.value):
+                roofs.append(replace(a, series=None))
+            else:
+                roofs += [r for r in (a, b) if r is not None]
+        return roofs
 
     def _legend(self, picked: DiffRow | None, roofs: list[Roof]) -> Text:
-        """Roofs that differ between the two reports (the rest are listed once), then the
-        highlighted row."""
-        mine = [{r.name: r for r in roofs if r.series == s} for s in (0, 1)]
-        same = [n for n in mine[0] if n in mine[1] and _close(mine[0][n].value, mine[1][n].value)]
-        marks = [FAMILIES[s][1 if self.state.ascii_only else 0][0] for s in (0, 1)]
-        parts = [
-            f"{marks[s]} "
-            + " ".join(f"{n.upper()} {si(r.value)}" for n, r in mine[s].items() if n not in same)
-            for s in (0, 1)
-        ]
-        lines = [
-            f"roofs: {'  '.join(p for p in parts if len(p) > 2)}"
-            + (
-                f"  both: {' '.join(f'{n.upper()} {si(mine[0][n].value)}' for n in same)}"
-                if same
-                else ""
-            )
-        ]
-        if picked is not None:
-            lines.append(
+        """Every roof keyed by its colour, as on the Roofline pane (one report's own roofs
+        after its marker), then the highlighted row."""
+        width = max(self.size.width, 20)
+        lines = legend(
+            roofs,
+            None,
+            self.level,
+            ascii_only=self.state.ascii_only,
+            color=self.state.use_color,
+            width=width,
+        )[: LEGEND_ROWS - 1]
+        if picked is not None:  # one row, cut: the roofs above may take two
+            line = (
                 f"▶ {picked.name}: {out.signed(picked.delta_time_s, 's')} "
                 f"({out.signed_pct(picked.delta_time_pct)}), % of roof "
-                f"{out.cells(picked.to_dict())[5]}, AI at {LEVEL_TITLES[self.level]} · [ ] reports "
-                f"· x swap · v rows · l level"
+                f"{out.cells(picked.to_dict())[5]}, AI at {LEVEL_TITLES[self.level]} · "
+                "[ ] reports · x swap · v rows · l level"
             )
-        return _lines(lines)
+            lines.append(Text(cut(shown(line), width)))
+        return Text("\n").join(lines)
 
     @on(DataTable.RowHighlighted, "#compare-table")
     def _highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -12,7 +12,7 @@ from textual.widgets.data_table import ColumnKey
 
 from roofscope.analysis.detail import MetricRow
 from roofscope.errors import RoofscopeError
-from roofscope.present.units import cut_middle, si
+from roofscope.present.units import counted, cut_middle, raw_number, si
 from roofscope.regex import check_regex, search
 from roofscope.tui.messages import ShowPane
 from roofscope.tui.panes.base import Pane
@@ -34,7 +34,7 @@ def value_text(row: MetricRow) -> str:
         if row.unit == "fraction":
             text = f"{100 * row.value:.1f}%"
         else:
-            text = si(float(row.value), row.unit) if row.unit else f"{row.value:.6g}"
+            text = si(float(row.value), row.unit) if row.unit else raw_number(row.value)
         return f"{row.bound} {text}" if row.bound else text
     return "—" if row.value is None else str(row.value)
 
@@ -140,7 +140,13 @@ class DetailPane(Pane):
         # a bound's reason ends its source, often off screen at 80 columns: say it here too
         bounds = [f"{r.name} {r.bound} ({r.source.rpartition('; ')[2]})" for r in rows if r.bound]
         self.query_one("#detail-title", Static).update(
-            " · ".join([title, *bounds, f"{len(rows):,} metrics · / search · Esc: back to Kernels"])
+            " · ".join(
+                [
+                    title,
+                    *bounds,
+                    f"{counted(len(rows), 'metric')} · / search · Esc: back to Kernels",
+                ]
+            )
         )
         self._fill()
 

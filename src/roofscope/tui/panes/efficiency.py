@@ -112,12 +112,13 @@ class EfficiencyPane(Pane):
             part = data["incomplete"]
             lines.append(
                 f"{f.AT_LEAST} efficiency and {f.AT_MOST} speedup are bounds for "
-                f"{part[LAUNCHES]:,} launches ({f.time(part[TIME_S])}): "
+                f"{f.counted(part[LAUNCHES], 'launch')} ({f.time(part[TIME_S])}): "
                 f"{f.incomplete_reason(part['missing'])}"
             )
         if unknown[LAUNCHES]:
             lines.append(
-                f"{unknown[LAUNCHES]:,} launches ({f.time(unknown[TIME_S])}) have "
+                f"{f.counted(unknown[LAUNCHES], 'launch')} ({f.time(unknown[TIME_S])}) "
+                f"{'has' if unknown[LAUNCHES] == 1 else 'have'} "
                 f"no utilisation data and are left out"
             )
         if self.state.current.is_nsys:

@@ -247,10 +247,10 @@ class KernelsPane(Pane):
         flt = self.state.filter
         if self.drilled_group is not None:
             count = self.pager.count if self.pager else 0
-            parts.append(f"group {self.drilled_group!r}: {count:,} launches")
+            parts.append(f"group {self.drilled_group!r}: {f.counted(count, 'launch')}")
             sort_title = LAUNCH_COLUMNS[self.launch_sort].title
         else:
-            parts.append(f"{len(self.rows)} groups")
+            parts.append(f.counted(len(self.rows), "group"))
             if self.precision:  # which precision did the work (an "fp32" run may be TF32)
                 parts.append(f"FLOPs {f.shares(self.precision)}")
             sort_title = self.columns[self.group_sort].title

@@ -36,7 +36,7 @@ from roofscope.charts.node_roofline import render_node_roofline
 from roofscope.errors import RoofscopeError
 from roofscope.monitor.source import GpuSource
 from roofscope.present.text import shown
-from roofscope.present.units import ago, cut
+from roofscope.present.units import ago, counted, cut
 from roofscope.telemetry.history import SeriesHistory
 from roofscope.telemetry.sample import GpuSample, NodeStatus, ProcessInfo, Reading
 from roofscope.tui.panes.base import Pane
@@ -447,7 +447,7 @@ class MonitorPane(Pane, can_focus=True):
         gpus = len(self.latest) if nodes is None else sum(len(n.gpus) for n in nodes.values())
         parts = [label, f"{gpus} GPU{'s' if gpus != 1 else ''}"]
         if nodes is not None and len(nodes) > 1:
-            parts.insert(1, f"{len(nodes):,} nodes")
+            parts.insert(1, counted(len(nodes), "node"))
         if self.live:
             parts.append(f"every {self.interval:g} s")
         parts.append(f"{spc:g} s/column")

@@ -254,7 +254,9 @@ class RooflinePane(Pane, can_focus=True):
                     "of the same program beside it (roofscope open run.sqlite run.ncu-rep.csv)"
                 )
             )
-        keyed = legend(roofs, pick, self.level, ascii_only=ascii_only, color=color)
+        keyed = legend(
+            roofs, pick, self.level, ascii_only=ascii_only, color=color, width=self.size.width
+        )
         if pick is not None:  # the highlighted point next: it must survive a short terminal
             lines.append(keyed.pop())
         ranked = [
