@@ -400,6 +400,40 @@ def _tensor(launch: _Launch, present: set[str], resolve) -> float | None:
     return None
 
 
+# -- binary .ncu-rep, through NVIDIA's own reader ----------------------------------------------
+
+_REP_UNITS: dict[str, str] = {}  # the module spells units as the CSV pages do
+
+
+def read_ncu_rep(path: str | Path) -> Totals:
+    """A binary report's totals read with NVIDIA's ``ncu_report`` module directly (no CSV, no
+    roofscope code): each launch's numeric metrics with the units the module gives, then the
+    same formulas as the CSV pages. Raises ``ImportError`` without the module."""
+    import ncu_report
+
+    context = ncu_report.load_report(str(path))
+    launches = []
+    for r in range(context.num_ranges()):
+        workload = context.range_by_idx(r)
+        for a in range(workload.num_actions()):
+            action = workload.action_by_idx(a)
+            values: dict[str, tuple[str, str]] = {}
+            for name in action.metric_names():
+                metric = action.metric_by_name(name)
+                if metric is None or not metric.has_value() or ":" in name:
+                    continue
+                value = metric.value()
+                if isinstance(value, str):
+                    continue
+                unit = metric.unit() or ""
+                values[name] = (repr(float(value)), _REP_UNITS.get(unit, unit))
+            major = values.get("device__attribute_compute_capability_major")
+            minor = values.get("device__attribute_compute_capability_minor")
+            cc = f"{int(float(major[0]))}.{int(float(minor[0]))}" if major and minor else None
+            launches.append(_Launch(1, cc, values))
+    return _ncu_totals("ncu-rep", launches)
+
+
 # -- Nsight Systems -----------------------------------------------------------------------------
 
 

@@ -4,6 +4,8 @@ run on the export itself (sqlite3 on the file, DuckDB on the parquetdir, csv on 
 from __future__ import annotations
 
 import csv
+import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import duckdb
 import pytest
 
 from roofscope.cli import main
+from roofscope.errors import RoofscopeError
 from roofscope.session import load
 from tests.conftest import SHARED, shared
 
@@ -214,6 +217,29 @@ def test_nsys_rep_without_nsys_gives_the_export_command(tmp_path, monkeypatch, c
     assert main(["report", str(report)]) == 2
     err = capsys.readouterr().err
     assert "nsys is not on PATH" in err and "nsys export --type sqlite" in err
+
+
+def test_nsys_rep_without_nsys_reads_its_sibling_export_with_a_note(tmp_path, monkeypatch):
+    """``run.sqlite`` beside ``run.nsys-rep`` (an export of the same report, made after it) is
+    read where nsys is not installed; an older one is not (it may be of another run)."""
+    source = shared(*f"{GEN}/ayush_vector_add_profile_v3.sqlite".split("/"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("ROOFSCOPE_NSYS", raising=False)
+    report = tmp_path / "run.nsys-rep"
+    report.write_bytes(b"binary")
+    sibling = tmp_path / "run.sqlite"
+    shutil.copyfile(source, sibling)
+    os.utime(report, (1_000_000_000, 1_000_000_000))  # the report first, then its export
+    session = load(report)
+    try:
+        assert session.reports[0].totals()["launches"] == 1010
+        assert any("read run.sqlite, the export beside the report" in w for w in session.warnings)
+    finally:
+        session.close()
+    os.utime(report, None)
+    os.utime(sibling, (1_000_000_000, 1_000_000_000))  # an export older than the report
+    with pytest.raises(RoofscopeError, match="nsys export --type sqlite --output"):
+        load(report, use_cache=False)
 
 
 def test_nsys_rep_goes_through_nsys_export(tmp_path, monkeypatch) -> None:

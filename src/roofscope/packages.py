@@ -49,6 +49,7 @@ OPTIONAL: dict[str, Extra] = {
     "pandas": Extra("pandas", "pandas"),
     "torch": Extra("torch", "profile"),
     "mcp": Extra("mcp", "mcp"),
+    "ncu_report": Extra("ncu-report", "ncu-rep"),
 }
 
 

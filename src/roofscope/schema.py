@@ -17,7 +17,7 @@ from roofscope.telemetry.recording import COLUMNS as RECORDING
 from roofscope.telemetry.recording import PROCESS_FIELDS
 
 # In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 Columns = tuple[tuple[str, str], ...]
 
@@ -229,6 +229,19 @@ NCU_RULES = Table(
         ("speedup_pct", "DOUBLE"),
     ),
 )
+# A binary report's hottest SASS instructions per launch, by ncu's sampled warp stalls
+# (source counters: ``--set full``): ``share`` of the launch's samples, 0..1 (schema 13).
+NCU_HOT = Table(
+    "ncu_hot",
+    (
+        ("report_id", "INTEGER"),
+        ("launch_id", "BIGINT"),
+        ("address", "VARCHAR"),
+        ("instruction", "VARCHAR"),
+        ("samples", "BIGINT"),
+        ("share", "DOUBLE"),
+    ),
+)
 # ``seq``: the sample's place in the recording as written (part by part, row by row). The
 # recorder stamps samples with the wall clock, which NTP or a wrong RTC can step back or years
 # ahead; intervals are taken in ``seq`` order, never in ``ts`` order.
@@ -253,6 +266,7 @@ TABLES: tuple[Table, ...] = (
     GPUS,
     GPU_SAMPLES,
     NCU_RULES,
+    NCU_HOT,
 )
 DDL = "".join(table.ddl() for table in TABLES)
 

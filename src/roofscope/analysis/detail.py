@@ -29,6 +29,7 @@ from roofscope.quantities import (
     UTIL_EFF,
     Quantity,
 )
+from roofscope.schema import NCU_HOT
 from roofscope.sqlutil import quote_ident, quote_str
 from roofscope.store import changed_since_loaded, stored_identity
 
@@ -110,6 +111,28 @@ def raw_rows_for_launch(
     return [
         MetricRow(v.kind, v.name, v.value, v.unit, v.source)  # type: ignore[arg-type]
         for v in values
+    ]
+
+
+def hot_instruction_rows(
+    con: duckdb.DuckDBPyConnection, report_id: int, launch_id: int
+) -> list[MetricRow]:
+    """A launch's hottest SASS instructions by sampled warp stalls, where a binary report held
+    source counters: what a terminal over SSH never showed of a kernel before."""
+    rows = con.execute(
+        f"SELECT address, instruction, samples, share FROM {NCU_HOT.name} "
+        "WHERE report_id = ? AND launch_id = ? ORDER BY samples DESC",
+        [report_id, launch_id],
+    ).fetchall()
+    return [
+        MetricRow(
+            "sass",
+            f"{address} {' '.join(str(instruction).split())}",
+            share,
+            "fraction",
+            f"{samples:,} warp samples stalled here (ncu source counters)",
+        )
+        for address, instruction, samples, share in rows
     ]
 
 

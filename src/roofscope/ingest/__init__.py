@@ -76,22 +76,13 @@ def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> Repor
 
         return ingest_nsys_sqlite(con, path, report_id)
     if is_nsys_rep(path):
-        from roofscope.ingest.nsys_export import ingest_nsys_sqlite
-        from roofscope.ingest.nsys_rep import converted_sqlite
-
-        with converted_sqlite(path) as sqlite_path:
-            info = ingest_nsys_sqlite(con, sqlite_path, report_id)
-        info.path, info.layout = str(path), "nsys-rep"
-        return info
+        return _ingest_nsys_rep(con, path, report_id)
     from roofscope.ingest.ncu_csv import ingest_ncu_csv
 
     if is_ncu_rep(path):
-        from roofscope.ingest.ncu_rep import converted_csv
+        from roofscope.ingest.ncu_rep import ingest_ncu_rep
 
-        with converted_csv(path) as csv_path:
-            info = ingest_ncu_csv(con, csv_path, report_id)
-        info.path = str(path)
-        return info
+        return ingest_ncu_rep(con, path, report_id)
     from roofscope.ingest.nsys_events import ingest_nsys_events, is_nsys_events
     from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
 
@@ -103,6 +94,28 @@ def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> Repor
 
     refuse_parquet(path)
     return ingest_ncu_csv(con, path, report_id)
+
+
+def _ingest_nsys_rep(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+    """Through the user's nsys; where there is none, through a sibling export, with a note."""
+    import os
+    import shutil
+
+    from roofscope.ingest.nsys_export import ingest_nsys_sqlite
+    from roofscope.ingest.nsys_rep import converted_sqlite, sibling_export
+
+    sibling = sibling_export(path)
+    if sibling is not None and not (os.environ.get("ROOFSCOPE_NSYS") or shutil.which("nsys")):
+        info = ingest_nsys_sqlite(con, sibling, report_id)
+        info.warnings.append(
+            f"nsys is not on PATH: read {sibling.name}, the export beside the report "
+            "(newer than it)"
+        )
+    else:
+        with converted_sqlite(path) as sqlite_path:
+            info = ingest_nsys_sqlite(con, sqlite_path, report_id)
+    info.path, info.layout = str(path), "nsys-rep"
+    return info
 
 
 __all__ = ["ReportInfo", "check_input", "ingest_file"]

@@ -47,8 +47,10 @@ from roofscope.ingest.sniff import (
 )
 from roofscope.ingest.units import UnknownUnitError, ncu_base_unit, parse_unit
 from roofscope.metric_names import CC_MAJOR, CC_MINOR, DEVICE_NAME, SM_COUNT, TIME, is_wanted
+from roofscope.ncu_nvtx import push_pop_ranges
 from roofscope.schema import (
     CATALOGUE,
+    LAUNCH_NVTX,
     NCU_RULES,
     RAW_COLUMNS_R,
     RAW_R,
@@ -531,12 +533,16 @@ def _try_read(con: duckdb.DuckDBPyConnection, src: str, query: str) -> duckdb.Er
     return None
 
 
-def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: int) -> ReportInfo:
+def ingest_ncu_csv(
+    con: duckdb.DuckDBPyConnection, path: str | Path, report_id: int, *, keep_raw: bool = False
+) -> ReportInfo:
     """Load one ncu CSV export as report ``report_id`` into the open store connection.
 
     Tries, in order: pyarrow's reader (``ncu_arrow``), then for a raw page the ``","`` split
     of an all-quoted page; a page these give up on is read from a cleaned copy written by
-    Python (truncated rows, stray quotes), which names what it skipped.
+    Python (truncated rows, stray quotes), which names what it skipped. ``keep_raw``: copy
+    every raw value into the store whatever the page's size (a page converted from a binary
+    report is a temporary file: Detail could not read it back later).
     """
     path = Path(path)
     sn = sniff(path)
@@ -547,7 +553,7 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
     fd = open_input(path)  # DuckDB reads this descriptor, never the name (a glob pattern)
     source, skip, compressed = duckdb_name(fd), sn.header_line + 1, sn.compressed
     tmp: IO[str] | None = None
-    small = os.fstat(fd).st_size <= RAW_TABLE_LIMIT
+    small = keep_raw or os.fstat(fd).st_size <= RAW_TABLE_LIMIT
     full: pa.Table | str | None = None  # the page as pyarrow read it, or a read_csv of it
     try:
         loaded = False
@@ -598,8 +604,22 @@ def ingest_ncu_csv(con: duckdb.DuckDBPyConnection, path: str | Path, report_id: 
             path=str(path),
             hint="the profiled application launched no kernels, or the export was cut",
         )
+    _store_nvtx(con, info.report_id)
     _file_warnings(con, sn, info)
     return info
+
+
+def _store_nvtx(con: duckdb.DuckDBPyConnection, rid: int) -> None:
+    """Each launch's innermost and outermost NVTX push/pop range (``--nvtx``) into
+    ``launch_nvtx``: ``--nvtx innermost`` (``n`` in the TUI) groups an ncu report by range as
+    it does an nsys one."""
+    rows = con.execute(
+        f"SELECT launch_id, nvtx FROM launches WHERE report_id = {int(rid)} "
+        "AND coalesce(nvtx, '') <> ''"
+    ).fetchall()
+    found = [(rid, launch, r[-1], r[0]) for launch, text in rows if (r := push_pop_ranges(text))]
+    if found:
+        insert_rows(con, LAUNCH_NVTX.name, LAUNCH_NVTX.names, found)
 
 
 def _file_warnings(con: duckdb.DuckDBPyConnection, sn: Sniffed, info: ReportInfo) -> None:
@@ -1084,6 +1104,23 @@ def _load_details(
     _load_rules(con, src, header, info, id_expr)
     _details_frame(con, src, header, rid, id_expr, "Metric Value")
     _details_values(con, info, "details row")
+
+
+def load_rule_rows(con: duckdb.DuckDBPyConnection, path: Path, info: ReportInfo) -> None:
+    """A CSV of rule rows with a details page's columns (``ID``, ``Section Name``, ``Rule
+    Name`` …), as the ``.ncu-rep`` reader writes them, into ``ncu_rules``."""
+    fd = open_input(path)
+    try:
+        con.execute(
+            "CREATE OR REPLACE TEMP TABLE rs_rule_rows AS SELECT * FROM read_csv("
+            f"{quote_str(duckdb_name(fd))}, header = true, all_varchar = true, quote = '\"', "
+            "escape = '\"', strict_mode = false)"
+        )
+    finally:
+        os.close(fd)
+    header = [c for c, *_ in con.execute("DESCRIBE rs_rule_rows").fetchall()]
+    _load_rules(con, "rs_rule_rows", header, info, 'CAST("ID" AS BIGINT)')
+    con.execute("DROP TABLE rs_rule_rows")
 
 
 def _load_rules(

@@ -1,11 +1,15 @@
-"""Binary ``.nsys-rep`` (and older ``.qdrep``) reports: converted by the user's own ``nsys``."""
+"""Binary ``.nsys-rep`` (and older ``.qdrep``) reports: converted by the user's own ``nsys``,
+else read through a sibling export of the same report (``run.sqlite`` beside ``run.nsys-rep``),
+else refused with the exact ``nsys export`` command that makes one."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +25,29 @@ EXPORT_HINT = (
 
 def is_nsys_rep(path: Path) -> bool:
     return path.suffix in SUFFIXES
+
+
+def export_command(report: Path) -> str:
+    """What to type where nsys is installed: the SQLite export beside the report."""
+    out = report.with_suffix(".sqlite")
+    return shlex.join(["nsys", "export", "--type", "sqlite", "--output", str(out), str(report)])
+
+
+def sibling_export(report: Path) -> Path | None:
+    """An export of the same report beside it (``run.sqlite`` for ``run.nsys-rep``), newer
+    than the report: read instead where nsys is not installed."""
+    try:
+        made = report.stat().st_mtime
+    except OSError:
+        return None
+    for suffix in (".sqlite", ".sqlite3"):
+        sibling = report.with_suffix(suffix)
+        try:
+            if sibling.is_file() and sibling.stat().st_mtime >= made:
+                return sibling
+        except OSError:
+            continue
+    return None
 
 
 def nsys_command(report: Path, nsys: str, out: Path) -> list[str]:
@@ -39,8 +66,11 @@ def converted_sqlite(report: Path) -> Iterator[Path]:
         raise RoofscopeError(
             "is a binary Nsight Systems report and nsys is not on PATH",
             path=str(report),
-            hint=EXPORT_HINT,
+            hint=f"export it where Nsight Systems is installed: {export_command(report)}, "
+            "then open the .sqlite (or put it beside the report: it is read instead)",
         )
+    if sys.stderr.isatty():  # a large report takes minutes: say what is going on
+        print(f"roofscope: converting {report.name} with {nsys} export…", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="roofscope-nsys-") as tmp:
         out = Path(tmp) / (report.stem + ".sqlite")
         try:

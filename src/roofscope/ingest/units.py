@@ -90,6 +90,9 @@ def parse_unit(text: str) -> Unit:
     bases: list[str] = []
     exponent = 0
     for i, part in enumerate(parts):
+        if i == 0 and part.strip() == "1" and len(parts) > 1:  # "1/s": a count per second
+            bases.append("1")
+            continue
         base, exp = _word(part)
         exponent += exp if i == 0 else -exp
         bases.append(base)

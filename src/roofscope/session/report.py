@@ -134,6 +134,7 @@ class Report:
         with self._lock:
             return [
                 *detail.derived_rows(self._con, self.report_id, where, self.plan.provenance),
+                *detail.hot_instruction_rows(self._con, self.report_id, int(launch_id)),
                 *detail.raw_rows_for_launch(self._con, self.report_id, int(launch_id)),
             ]
 

@@ -11,13 +11,13 @@ for bundled models' runs, and only for their forward pass, where the layer range
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
 from roofscope.analysis.advice.evidence import MATRIX, family
+from roofscope.ncu_nvtx import push_pop_ranges
 from roofscope.present.text import shown
 from roofscope.present.units import counted, si, time
 from roofscope.quantities import flop_total_sql
@@ -25,8 +25,6 @@ from roofscope.quantities import flop_total_sql
 WASTE_RATIO = 3.0  # measured ÷ analytic FLOPs of a layer before its extra work is advice
 WASTE_SHARE = 1.0  # % of the step in such layers' matrix kernels
 ANALYTIC = "analytic.json"
-# one range of ncu's NVTX column: Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg
-_RANGE = re.compile(r"(?:^|\s{2})[^:]*:([^:]*):(?:[^:\s]*:){5}[^:\s|]*")
 
 
 @dataclass(frozen=True)
@@ -50,9 +48,7 @@ class Layer:
         return self.matrix_s * (1.0 - 1.0 / self.ratio)
 
 
-def nvtx_ranges(text: str | None) -> list[str]:
-    """Push/pop range names of ncu's NVTX column, outermost first (the first thread's)."""
-    return _RANGE.findall((text or "").split(" | ")[0])
+nvtx_ranges = push_pop_ranges  # ncu's NVTX column, outermost first (roofscope.ncu_nvtx)
 
 
 def analytic_beside(path: str | Path) -> dict[str, Any] | None:
