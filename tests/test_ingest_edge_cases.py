@@ -157,7 +157,7 @@ def test_name_that_defeats_the_fast_split_falls_back(tmp_path, in_tmp_cwd):
 
 @pytest.mark.slow
 def test_fast_split_and_csv_reader_agree_on_the_resnet_sample(in_tmp_cwd, monkeypatch):
-    from roofscope.ingest import ncu_csv
+    from roofscope.ingest.ncu import pages as ncu_csv
     from tests.conftest import SAMPLES
 
     path = SAMPLES / "resnet18_fp32_h100.ncu-raw.csv"

@@ -1,4 +1,4 @@
-"""Issue 20: ncu pages read by pyarrow (``ingest/ncu_arrow.py``) build the very store that
+"""Issue 20: ncu pages read by pyarrow (``ingest/ncu/arrow.py``) build the very store that
 DuckDB's readers and the Python pass build, and any file pyarrow would not read exactly (a
 value that crosses a line, a row of another width, a header elsewhere) is handed to those
 readers, whose checks and warnings then apply. The independent reading here is Python's
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import roofscope.ingest.ncu_arrow as ncu_arrow
+import roofscope.ingest.ncu.arrow as ncu_arrow
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.ncu_csv import READER_ENV, _unique
+from roofscope.ingest.ncu.pages import READER_ENV, _unique
 from roofscope.ingest.sniff import RAW, Sniffed, open_input
 from roofscope.session import load
 from tests.conftest import SAMPLES

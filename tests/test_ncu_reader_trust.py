@@ -17,7 +17,7 @@ import pytest
 import roofscope
 from roofscope.errors import RoofscopeError
 from roofscope.ingest import ingest_file
-from roofscope.ingest.ncu_csv import ingest_ncu_csv
+from roofscope.ingest.ncu.pages import ingest_ncu_csv
 from roofscope.schema import DDL
 from tests.ncu_builder import ID_NEW, details_page, raw_page
 

@@ -21,7 +21,7 @@ import pytest
 import roofscope
 from roofscope.cli import main
 from roofscope.errors import RoofscopeError
-from roofscope.ingest import ncu_rep
+from roofscope.ingest.ncu import binary as ncu_rep
 from tests import oracle
 from tests.conftest import DATA, SHARED
 from tests.test_oracle import differences, roofscope_totals
@@ -195,7 +195,7 @@ def test_the_reader_is_found_in_an_nsight_compute_install(monkeypatch, tmp_path)
 def test_the_page_is_the_same_read_in_slices_by_several_processes(tmp_path, monkeypatch):
     """Large reports are read in slices by up to four processes: the files they join into are
     those of one process reading every launch."""
-    from roofscope.ingest import ncu_report_worker as worker
+    from roofscope.ingest.ncu import report_worker as worker
 
     path = SHARED / "ncurep" / "esmm-a10g-12kernels.ncu-rep"
     if not path.exists():

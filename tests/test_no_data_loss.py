@@ -19,7 +19,7 @@ import roofscope
 from roofscope.analysis.detail import raw_rows_for_launch
 from roofscope.cli import main
 from roofscope.errors import RoofscopeError
-from roofscope.ingest import ncu_csv
+from roofscope.ingest.ncu import pages as ncu_csv
 from roofscope.store import open_store
 from roofscope.telemetry.recording import parts, read_recording
 from roofscope.tui.app import RoofscopeApp

@@ -11,9 +11,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import roofscope.ingest.nsys_arrow as nsys_arrow
-import roofscope.ingest.nsys_export as nsys_export
-import roofscope.ingest.nsys_tables as nsys_tables
+import roofscope.ingest.nsys.arrow as nsys_arrow
+import roofscope.ingest.nsys.export as nsys_export
+import roofscope.ingest.nsys.tables as nsys_tables
 from roofscope.errors import RoofscopeError
 from roofscope.metrics import facts_select
 from roofscope.session import load

@@ -157,7 +157,7 @@ def test_entry_points_reach_no_extra_at_import_time():
     assert not needs_extra & set(ENTRY_POINTS), sorted(needs_extra & set(ENTRY_POINTS))
     assert all(
         m.startswith(("roofscope.profiling.", "roofscope.mcp.server"))
-        or m == "roofscope.ingest.ncu_report_worker"  # run as a process of its own (-m)
+        or m == "roofscope.ingest.ncu.report_worker"  # run as a process of its own (-m)
         for m in needs_extra
     ), sorted(needs_extra)
 

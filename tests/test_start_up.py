@@ -71,9 +71,9 @@ def test_a_cached_report_imports_no_reader_and_no_arrow(tmp_path):
     pyarrow (which parses the page, ``ncu_arrow``), and no nsys reader, pandas or Textual; the
     second reads the cache: no reader is imported at all (the readers are imported by the
     dispatch, per format), nor pyarrow, numpy, pandas or Textual."""
-    readers = ("roofscope.ingest.ncu_csv", "roofscope.ingest.nsys_export")
+    readers = ("roofscope.ingest.ncu.pages", "roofscope.ingest.nsys.export")
     first = loaded((*HEAVY, *readers), "report", str(SAMPLE), cache=tmp_path)
-    assert first == ["numpy", "pyarrow", "roofscope.ingest.ncu_csv"]
+    assert first == ["numpy", "pyarrow", "roofscope.ingest.ncu.pages"]
     assert list(tmp_path.glob("*.duckdb")), "the first run left a cache"
     for fmt in ("table", "json"):  # csv and md take the table's path (no advice)
         again = loaded((*HEAVY, *readers), "report", str(SAMPLE), "--format", fmt, cache=tmp_path)

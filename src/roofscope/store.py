@@ -29,7 +29,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import DEBUG_ENV, RoofscopeError, debug
-from roofscope.ingest.nsys_parquet import is_parquet_dir
+from roofscope.ingest.nsys.parquet import is_parquet_dir
 from roofscope.ingest.sniff import check_input, sidecars
 from roofscope.schema import DDL, SCHEMA_VERSION
 from roofscope.sqlutil import insert_rows

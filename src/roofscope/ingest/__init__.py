@@ -16,9 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roofscope.ingest.ncu_rep import is_ncu_rep
-from roofscope.ingest.nsys_parquet import is_parquet_dir
-from roofscope.ingest.nsys_rep import is_nsys_rep
+from roofscope.ingest.ncu.binary import is_ncu_rep
+from roofscope.ingest.nsys.binary import is_nsys_rep
+from roofscope.ingest.nsys.parquet import is_parquet_dir
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import check_input, is_sqlite
 from roofscope.telemetry.recording import is_recording
@@ -48,7 +48,7 @@ def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> R
     """Load one export, converting binary reports with the profiler that wrote them."""
     info = _ingest(con, path, report_id)
     if info.layout.startswith("ncu"):
-        from roofscope.ingest.gaps import warn_partial_metrics
+        from roofscope.ingest.ncu.gaps import warn_partial_metrics
 
         warn_partial_metrics(con, info)
     promised = _SUFFIX_KINDS.get(path.suffix.lower())
@@ -68,23 +68,23 @@ def _ingest(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> Repor
 
         return ingest_recording(con, path, report_id)
     if path.is_dir() and is_parquet_dir(path):
-        from roofscope.ingest.nsys_export import ingest_nsys_parquet
+        from roofscope.ingest.nsys.export import ingest_nsys_parquet
 
         return ingest_nsys_parquet(con, path, report_id)
     if is_sqlite(path):
-        from roofscope.ingest.nsys_export import ingest_nsys_sqlite
+        from roofscope.ingest.nsys.export import ingest_nsys_sqlite
 
         return ingest_nsys_sqlite(con, path, report_id)
     if is_nsys_rep(path):
         return _ingest_nsys_rep(con, path, report_id)
-    from roofscope.ingest.ncu_csv import ingest_ncu_csv
+    from roofscope.ingest.ncu.pages import ingest_ncu_csv
 
     if is_ncu_rep(path):
-        from roofscope.ingest.ncu_rep import ingest_ncu_rep
+        from roofscope.ingest.ncu.binary import ingest_ncu_rep
 
         return ingest_ncu_rep(con, path, report_id)
-    from roofscope.ingest.nsys_events import ingest_nsys_events, is_nsys_events
-    from roofscope.ingest.nsys_stats import ingest_nsys_stats, is_nsys_stats
+    from roofscope.ingest.nsys.events import ingest_nsys_events, is_nsys_events
+    from roofscope.ingest.nsys.stats import ingest_nsys_stats, is_nsys_stats
 
     if is_nsys_events(path):  # the Nsight Systems GUI's Events View saved as CSV
         return ingest_nsys_events(con, path, report_id)
@@ -101,8 +101,8 @@ def _ingest_nsys_rep(con: duckdb.DuckDBPyConnection, path: Path, report_id: int)
     import os
     import shutil
 
-    from roofscope.ingest.nsys_export import ingest_nsys_sqlite
-    from roofscope.ingest.nsys_rep import converted_sqlite, sibling_export
+    from roofscope.ingest.nsys.binary import converted_sqlite, sibling_export
+    from roofscope.ingest.nsys.export import ingest_nsys_sqlite
 
     sibling = sibling_export(path)
     if sibling is not None and not (os.environ.get("ROOFSCOPE_NSYS") or shutil.which("nsys")):

@@ -81,7 +81,7 @@ def _ncu_raw(
     elif why := problem(path):
         return [RawValue("raw", "(other exported columns)", None, "", why)]
     else:
-        from roofscope.ingest.ncu_csv import raw_page_row
+        from roofscope.ingest.ncu.pages import raw_page_row
 
         values = raw_page_row(path, launch_id)
     values.pop("launch_id", None)
@@ -144,7 +144,7 @@ def _nsys(
     if source_row is not None and layout in _NSYS_EXPORTS:
         if why := problem(path):
             return [*out, RawValue("raw", "(export row)", None, "", why)]
-        from roofscope.ingest.nsys_export import kernel_row
+        from roofscope.ingest.nsys.export import kernel_row
 
         try:
             row = kernel_row(Path(path), int(source_row))

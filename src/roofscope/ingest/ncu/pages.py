@@ -507,7 +507,7 @@ def _arrow_read(
     None, and no table, when pyarrow gave up."""
     if os.environ.get(READER_ENV, "").strip().lower() == "duckdb":
         return None
-    from roofscope.ingest.ncu_arrow import read_page
+    from roofscope.ingest.ncu.arrow import read_page
 
     names = _unique(sn.header)
     wanted = None if every or columns is None else [c for c, _ in columns]

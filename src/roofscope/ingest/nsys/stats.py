@@ -37,7 +37,7 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_tables import (
+from roofscope.ingest.nsys.tables import (
     LATEST_NS,
     MEMOP_COLUMNS,
     create_staging,

@@ -1,6 +1,6 @@
 """Read a binary ``.ncu-rep`` with NVIDIA's ``ncu_report`` module, in a process of its own.
 
-``python -m roofscope.ingest.ncu_report_worker REPORT OUT`` writes, into the folder OUT:
+``python -m roofscope.ingest.ncu.report_worker REPORT OUT`` writes, into the folder OUT:
 
 * ``raw.csv`` — the report's raw page as ``ncu --import REPORT --csv --page raw --print-units
   base`` writes it: the identification columns, the NVTX column when a launch ran inside a
@@ -18,7 +18,7 @@
 A process of its own, because ``ncu_report`` is a proprietary native library: a crash or a
 report that takes gigabytes stays out of the TUI's process. Standard library and
 ``ncu_report`` only: the module may come from an Nsight Compute install rather than from the
-``roofscope[ncu-rep]`` extra (``PYTHONPATH`` set by :mod:`roofscope.ingest.ncu_rep`).
+``roofscope[ncu-rep]`` extra (``PYTHONPATH`` set by :mod:`roofscope.ingest.ncu.binary`).
 """
 
 from __future__ import annotations
@@ -343,5 +343,5 @@ def _join(
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
-        raise SystemExit("usage: python -m roofscope.ingest.ncu_report_worker REPORT OUT")
+        raise SystemExit("usage: python -m roofscope.ingest.ncu.report_worker REPORT OUT")
     convert(Path(sys.argv[1]), Path(sys.argv[2]))

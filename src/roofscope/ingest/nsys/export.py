@@ -30,8 +30,8 @@ import duckdb
 import pyarrow as pa
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_arrow import ArrowSqlite, ArrowUnfit, read_ahead
-from roofscope.ingest.nsys_tables import (
+from roofscope.ingest.nsys.arrow import ArrowSqlite, ArrowUnfit, read_ahead
+from roofscope.ingest.nsys.tables import (
     LATEST_NS,
     MEM_KINDS,
     MEMCPY_KINDS,
@@ -73,7 +73,7 @@ NO_KERNELS = (
 
 class _Connection(sqlite3.Connection):
     """A connection that remembers the URI it opened, so that the Arrow reader
-    (:mod:`roofscope.ingest.nsys_arrow`) opens the very same database, recovery included."""
+    (:mod:`roofscope.ingest.nsys.arrow`) opens the very same database, recovery included."""
 
     uri: str | None = None
 

@@ -2,7 +2,7 @@
 
 In order: NVIDIA's report reader, the ``ncu_report`` module (the ``roofscope[ncu-rep]`` extra,
 PyPI's ``ncu-report``, or the copy an Nsight Compute install keeps in ``extras/python``), run
-in a worker process (:mod:`roofscope.ingest.ncu_report_worker`) that writes the report's raw
+in a worker process (:mod:`roofscope.ingest.ncu.report_worker`) that writes the report's raw
 page, rule results and hottest instructions as CSV; else the user's own ``ncu --import``; else
 one line naming both ways. The raw page then goes through the CSV reader, so a ``.ncu-rep``
 gives the numbers its CSV export gives.
@@ -182,7 +182,7 @@ def _ingest_plain(
     con: duckdb.DuckDBPyConnection, path: Path, report_id: int, named: Path
 ) -> ReportInfo:
     """``path``, the report as it is on disk (``named`` is what the user gave)."""
-    from roofscope.ingest.ncu_csv import ingest_ncu_csv
+    from roofscope.ingest.ncu.pages import ingest_ncu_csv
 
     reader = find_reader()
     ncu = os.environ.get("ROOFSCOPE_NCU") or shutil.which("ncu")
@@ -214,7 +214,7 @@ def _ingest_plain(
 def _read_with_worker(
     con: duckdb.DuckDBPyConnection, path: Path, report_id: int, reader: str, named: Path
 ) -> ReportInfo:
-    from roofscope.ingest.ncu_csv import ingest_ncu_csv, load_rule_rows
+    from roofscope.ingest.ncu.pages import ingest_ncu_csv, load_rule_rows
     from roofscope.ingest.report_info import ReportInfo
     from roofscope.schema import create_empty_values
 
@@ -277,12 +277,12 @@ def _check_empty(path: Path, named: Path) -> None:
 
 
 def _run_worker(path: Path, out: Path, reader: str, named: Path) -> dict:
-    """Run :mod:`roofscope.ingest.ncu_report_worker` on ``path``: its own process, so that a
+    """Run :mod:`roofscope.ingest.ncu.report_worker` on ``path``: its own process, so that a
     crash of the native reader or a report of gigabytes cannot take this one down."""
     env = dict(os.environ)
-    here = str(Path(__file__).resolve().parents[2])  # the folder that holds roofscope
+    here = str(Path(__file__).resolve().parents[3])  # the folder that holds roofscope
     env["PYTHONPATH"] = os.pathsep.join(p for p in (reader, here, env.get("PYTHONPATH")) if p)
-    argv = [sys.executable, "-m", "roofscope.ingest.ncu_report_worker", str(path), str(out)]
+    argv = [sys.executable, "-m", "roofscope.ingest.ncu.report_worker", str(path), str(out)]
     try:
         proc = subprocess.run(
             argv, env=env, capture_output=True, timeout=WORKER_TIMEOUT_S, check=False

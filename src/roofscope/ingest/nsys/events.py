@@ -35,8 +35,8 @@ from pathlib import Path
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.ingest.nsys_stats import TIME_UNITS, complete_lines, read_bytes
-from roofscope.ingest.nsys_tables import (
+from roofscope.ingest.nsys.stats import TIME_UNITS, complete_lines, read_bytes
+from roofscope.ingest.nsys.tables import (
     LATEST_NS,
     MEMOP_COLUMNS,
     create_staging,
