@@ -16,7 +16,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import roofscope
-from roofscope.analysis.detail import raw_rows_for_launch
 from roofscope.cli import main
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.ncu import pages as ncu_csv
@@ -81,11 +80,15 @@ def test_a_report_replaced_while_open_is_flagged_and_reloads(report, monkeypatch
         if hasattr(session.reports[0], "raw_values")
         else True
     )
-    before = raw_rows_for_launch(session.con, 0, 0)
+
+    def exported(rows):  # Detail's rows of the export (the derived ones come from the store)
+        return [r for r in rows if r.kind == "raw"]
+
+    before = exported(session.reports[0].launch_detail(0))
     assert len(before) > 100 and session.changed_on_disk() == []
     shutil.copy(RESNET, report)  # ncu wrote another report over it
     assert session.changed_on_disk() == [str(report.resolve())]
-    after = raw_rows_for_launch(session.con, 0, 0)
+    after = exported(session.reports[0].launch_detail(0))
     assert len(after) == 1 and "changed since it was opened" in after[0].source
     assert session.reports[0].totals()["launches"] == 459  # still the version loaded, consistently
     assert roofscope.load(report).reports[0].totals()["launches"] == 361

@@ -185,9 +185,9 @@ def test_count_fits_its_width(n, width, expected):
 
 
 # -- one column registry -----------------------------------------------------------------------
-NCU = {"format": "ncu-raw"}
-JOINED = {"format": "ncu-raw", "nsys_join": {"nsys_report": "run.sqlite"}}
-NSYS = {"format": "nsys-sqlite"}
+NCU = {"format": "ncu-raw", "family": "ncu"}
+JOINED = {"format": "ncu-raw", "family": "ncu", "nsys_join": {"nsys_report": "run.sqlite"}}
+NSYS = {"format": "nsys-sqlite", "family": "nsys"}
 
 
 def _registered(columns) -> bool:

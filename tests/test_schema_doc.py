@@ -60,11 +60,11 @@ def test_doc_lists_the_recording_columns_gpu_samples_stores():
 
 
 def test_a_layout_without_rows_to_read_back_gets_derived_values_only():
-    """A reader that writes no raw or details table must not crash Detail (docs/architecture.md:
-    a new input format needs no branch in raw_rows.py to be shown)."""
+    """A layout no reader lists (a cache of a format since removed) must not crash Detail: it
+    shows the derived values only."""
     import duckdb
 
-    from roofscope.ingest.raw_rows import launch_values
+    from roofscope.ingest.registry import launch_values
 
     con = duckdb.connect()
     con.execute(

@@ -1,19 +1,19 @@
 """Every metric of one launch (or of a group) for the drill-down, raw and derived.
 
-Raw values come from :mod:`roofscope.ingest.raw_rows`, which knows where each format keeps them
-(the store, or the export read again); this module only says whether the export is still the
-one loaded. A group shows extensive quantities (bytes, instructions, cycles, seconds) summed and
-intensive ones (percentages, rates, clocks) time-weighted, and says which.
+Raw values come from the report's reader (``ingest/registry.py``), which knows where each format
+keeps them (the store, or the export read again); the session fetches them and hands them
+here, so analysis imports neither the readers nor the store. A group shows extensive
+quantities (bytes, instructions, cycles, seconds) summed and intensive ones (percentages,
+rates, clocks) time-weighted, and says which.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from typing import Any
 
 import duckdb
 
-from roofscope.ingest.raw_rows import launch_values
 from roofscope.present.units import AT_LEAST, incomplete_reason
 from roofscope.quantities import (
     CHART,
@@ -31,7 +31,6 @@ from roofscope.quantities import (
 )
 from roofscope.schema import NCU_HOT
 from roofscope.sqlutil import quote_ident, quote_str
-from roofscope.store import changed_since_loaded, stored_identity
 
 # what Detail lists of a launch or a group, each aggregated over a group as its record says
 DERIVED: tuple[Quantity, ...] = tuple(
@@ -102,18 +101,6 @@ def derived_rows(
     return out
 
 
-def raw_rows_for_launch(
-    con: duckdb.DuckDBPyConnection, report_id: int, launch_id: int
-) -> list[MetricRow]:
-    """Every exported value of one launch, scaled to base SI where the unit is known."""
-    values = launch_values(con, report_id, launch_id, lambda path: _export_problem(con, path))
-    # an export row's values are whatever the export holds (ints, too)
-    return [
-        MetricRow(v.kind, v.name, v.value, v.unit, v.source)  # type: ignore[arg-type]
-        for v in values
-    ]
-
-
 def hot_instruction_rows(
     con: duckdb.DuckDBPyConnection, report_id: int, launch_id: int
 ) -> list[MetricRow]:
@@ -136,17 +123,10 @@ def hot_instruction_rows(
     ]
 
 
-def _export_problem(con: duckdb.DuckDBPyConnection, path: str) -> str | None:
-    """Why the export cannot be read for values the store does not hold (None: it can).
-
-    Reading a file that changed since it was loaded would show another report's values.
-    """
-    if not Path(path).exists():
-        return f"not copied into the store and {path} is gone"
-    resolved = str(Path(path).resolve())
-    if changed_since_loaded([i for i in stored_identity(con) if i["path"] == resolved]):
-        return f"{path} changed since it was opened: reopen it (Ctrl+R in roofscope open)"
-    return None
+def raw_rows(values: list[Any]) -> list[MetricRow]:
+    """Every exported value of one launch (its reader's ``RawValue`` records, which the
+    session fetched), as Detail lists them."""
+    return [MetricRow(v.kind, v.name, v.value, v.unit, v.source) for v in values]
 
 
 def raw_rows_for_group(

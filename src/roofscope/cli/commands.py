@@ -367,6 +367,7 @@ def _advise(args: argparse.Namespace) -> int:
             {
                 "path": r.path,
                 "format": r.layout,
+                "family": r.kind.family,
                 "gpu": r.gpu_name,
                 TIME_S: r.totals()[TIME_S],
                 "advice": [a.to_dict() for a in r.advice()[: args.top]],

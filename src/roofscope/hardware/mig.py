@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from roofscope.hardware.specs import GpuSpec
+from roofscope.hardware.gpu_spec import GpuSpec
 
 
 @dataclass(frozen=True)

@@ -9,37 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
 from roofscope.errors import RoofscopeError
+from roofscope.hardware.gpu_spec import GpuSpec
+from roofscope.hardware.mig import profiles_for, total_slices
 
 # `` MIG 3g.40gb`` (a GPU instance) or `` MIG 1c.3g.40gb`` (a compute instance of 1 of its slices)
 _MIG = re.compile(r"\s+MIG\s+(?:(\d+)c\.)?(\d+)g\.(\d+)gb.*$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class GpuSpec:
-    """One datasheet entry; peaks in FLOP/s and B/s (dense tensor rates)."""
-
-    key: str
-    aliases: tuple[str, ...]
-    cc: str
-    sms: int
-    clock_mhz: float | None
-    peaks: dict[str, float]  # fp64, fp32, fp16, bf16, tf32_tensor, fp16_tensor, … in FLOP/s
-    dram_bw: float | None
-    mem_gb: float | None
-    source: str
-    mig_slice: str | None = None
-    sm_fraction: float = 1.0
-    mem_fraction: float = 1.0
-
-    @property
-    def label(self) -> str:
-        base = self.aliases[0] if self.aliases else self.key
-        return f"{base} MIG {self.mig_slice}" if self.mig_slice else base
 
 
 def _normalise(name: str) -> str:
@@ -83,8 +61,6 @@ def _with_mig(
 ) -> GpuSpec:
     """The share of a MIG slice: its profile's SMs where known, else its share of the GPU's
     compute slices (7, or 4 on an A30), as analysis/mig.py counts them."""
-    from roofscope.hardware.mig import profiles_for, total_slices  # mig imports this module
-
     profiles = profiles_for(spec)
     total = total_slices(profiles) if profiles else 7
     used = compute_slices if compute_slices else slices

@@ -1,59 +1,45 @@
-"""Every exported value of one launch, for the Detail view.
+"""Every exported value of one launch, for the Detail view: the ncu and nsys readers'
+``launch_values`` (:mod:`roofscope.ingest.contract`).
 
 Where a report's values are (the store's copy, or the export read again) and how they are
-written depends on its format, which only ingest knows: Detail asks :func:`launch_values` and
-never branches on a layout. The readers that read an export again are imported when a launch
-needs them (the nsys reader imports pyarrow), not by every Detail-capable process.
+written depends on its format, which only its reader knows. The parsers that read an export
+again are imported when a launch needs them (the nsys reader imports pyarrow).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
+from roofscope.ingest.contract import ExportProblem, RawValue, StoredReport
 from roofscope.ingest.numbers import parse_number
-from roofscope.ingest.sniff import DETAILS, RAW, SUMMARY
+from roofscope.ingest.sniff import DETAILS, SUMMARY
 from roofscope.ingest.units import UnknownUnitError, parse_unit
 from roofscope.schema import DET_R, RAW_COLUMNS_R, RAW_R
 
-# Why an export cannot be read again for values the store does not hold (None: it can). The
-# caller decides (has the file changed since it was loaded?), since that is the store's to know.
-ExportProblem = Callable[[str], str | None]
 # nsys layouts whose export is a table of rows to go back to (stats and Events View CSVs are
 # not; a .nsys-rep's SQLite was temporary).
 _NSYS_EXPORTS = ("nsys-sqlite", "nsys-parquetdir")
 
 
-@dataclass(frozen=True)
-class RawValue:
-    """One value of a launch: ``kind`` is ``raw`` (as exported, in base SI where the unit is
-    known) or ``nsys`` (where and when a timeline launch ran)."""
-
-    kind: str
-    name: str
-    value: object
-    unit: str
-    source: str
-
-
-def launch_values(
-    con: duckdb.DuckDBPyConnection, report_id: int, launch_id: int, problem: ExportProblem
+def ncu_values(
+    con: duckdb.DuckDBPyConnection, report: StoredReport, launch_id: int, problem: ExportProblem
 ) -> list[RawValue]:
-    """Every exported value of one launch, scaled to base SI where the unit is known."""
-    layout, raw_values, decimal, path = con.execute(
-        f"SELECT layout, raw_values, decimal, path FROM reports WHERE report_id = {report_id}"
-    ).fetchall()[0]
-    if layout.startswith("nsys"):
-        return _nsys(con, report_id, launch_id, layout, path, problem)
-    if layout == RAW:
-        return _ncu_raw(con, report_id, launch_id, raw_values, decimal, path, problem)
-    if layout in (DETAILS, SUMMARY):
-        return _ncu_details(con, report_id, launch_id, decimal)
-    return []  # a format with no rows to go back to: Detail shows its derived values only
+    """An ncu page's values of one launch (a raw page's columns, or a details page's rows)."""
+    if report.layout in (DETAILS, SUMMARY):
+        return _ncu_details(con, report.report_id, launch_id, report.decimal)
+    return _ncu_raw(
+        con, report.report_id, launch_id, report.raw_values, report.decimal, report.path, problem
+    )
+
+
+def nsys_values(
+    con: duckdb.DuckDBPyConnection, report: StoredReport, launch_id: int, problem: ExportProblem
+) -> list[RawValue]:
+    """A timeline launch's values: where and when it ran, and the export's row."""
+    return _nsys(con, report.report_id, launch_id, report.layout, report.path, problem)
 
 
 def _ncu_raw(

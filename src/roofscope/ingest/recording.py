@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from roofscope.errors import RoofscopeError
+from roofscope.ingest.contract import RECORDING, ExportProblem, Layout, RawValue, StoredReport
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.schema import RECORDING_COLUMNS, create_empty_values
 from roofscope.sqlutil import quote_ident, scanned
-from roofscope.telemetry.recording import CLOCK_JUMP_S, arrow_schema, read_recorded
+from roofscope.telemetry.recording import CLOCK_JUMP_S, arrow_schema, is_recording, read_recorded
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -194,3 +195,34 @@ def clock_jumps(con: duckdb.DuckDBPyConnection, report_id: int) -> list[str]:
             f"the clock jumped {len(rows) - 3} more time(s); those intervals are left out too"
         )
     return out
+
+
+GPU_RECORDING = Layout(
+    "gpu-recording", RECORDING, counters=False, timeline=False, kernels=False, rules=False,
+    container="Parquet",
+)  # fmt: skip
+
+
+class Recording:
+    """A ``roofscope record`` recording: GPU samples, no kernels (Monitor and decisions)."""
+
+    name = "roofscope GPU recording"
+    layouts = (GPU_RECORDING,)
+
+    def claim(self, path: Path) -> float:
+        return 1.0 if is_recording(path) else 0.0
+
+    def ingest(self, con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
+        return ingest_recording(con, path, report_id)
+
+    def launch_values(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        report: StoredReport,
+        launch_id: int,
+        problem: ExportProblem,
+    ) -> list[RawValue]:
+        return []  # no launches
+
+
+RECORDING_READER = Recording()

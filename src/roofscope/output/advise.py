@@ -54,10 +54,10 @@ def _head(report: dict[str, Any]) -> str:
     """Name, GPU and what "step" means for this kind of report: an ncu report's summed kernel
     time; an nsys trace's rules measure each GPU's wall window; a recording has no kernels."""
     gpu = f" · {report['gpu']}" if report["gpu"] else ""
-    kind = report.get("format") or ""
-    if kind == "gpu-recording":
+    family = report.get("family")
+    if family == "recording":
         step = "GPU recording"
-    elif kind.startswith("nsys"):
+    elif family == "nsys":
         step = f"kernel time {si(report[TIME_S], 's')} (its rules: each GPU's wall window)"
     else:
         step = f"step {si(report[TIME_S], 's')}"
@@ -66,8 +66,7 @@ def _head(report: dict[str, Any]) -> str:
 
 def _ncu_rules_missing(report: dict[str, Any], items: list[dict[str, Any]]) -> bool:
     """An ncu export without rule rows: say how to collect them (other kinds have none)."""
-    kind = report.get("format") or "ncu"
-    return kind.startswith("ncu") and not any(a["source"] == "ncu" for a in items)
+    return report.get("family", "ncu") == "ncu" and not any(a["source"] == "ncu" for a in items)
 
 
 def _wrapped(text: str, width: int, lines: int | None = None) -> list[str]:

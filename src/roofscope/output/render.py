@@ -85,7 +85,7 @@ def to_csv(doc: dict[str, Any]) -> str:
 
 
 def is_nsys(report: dict[str, Any]) -> bool:
-    return str(report.get("format", "")).startswith("nsys")
+    return report.get("family") == "nsys"
 
 
 def _columns(report: dict[str, Any], view: str) -> tuple[Column, ...]:

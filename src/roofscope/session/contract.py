@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 from roofscope.quantities import BYTES, EFFICIENCY, FLOPS, LAUNCHES, TIME_S
 
 if TYPE_CHECKING:
-    from roofscope.session.core import Session
+    from roofscope.session.opened import Opened
     from roofscope.session.report import Report
 
 JSON_SCHEMA_VERSION = 1
 
 
 def report_dict(
-    session: Session, by: str = "group", top: int | None = None, advice: bool = True
+    session: Opened, by: str = "group", top: int | None = None, advice: bool = True
 ) -> dict[str, Any]:
     """``groups`` always, ``rows`` too when ``by`` is ``kernel`` or ``launch``; ``top`` keeps
     the rows with the most time. ``advice=False`` leaves the ``advice`` key out: running every
@@ -29,6 +29,7 @@ def report_dict(
         entry: dict[str, Any] = {
             "path": r.path,
             "format": r.layout,
+            "family": r.kind.family,
             "gpu": {
                 "name": r.gpu_name,
                 "cc": r.cc,

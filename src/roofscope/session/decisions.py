@@ -18,11 +18,11 @@ from roofscope.session.contract import JSON_SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from roofscope.hardware.specs import GpuSpec
-    from roofscope.session.core import Session
+    from roofscope.session.opened import Opened
     from roofscope.session.report import Report
 
 
-def diff(session: Session, before: int, after: int, by: str) -> compare.Diff:
+def diff(session: Opened, before: int, after: int, by: str) -> compare.Diff:
     """``after`` against ``before``, row by row (groups, kernels or launches)."""
     if by not in summary.KEYS:
         raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
@@ -75,7 +75,7 @@ def _diff_warnings(a: Report, b: Report) -> list[str]:
 
 
 def scaling_doc(
-    session: Session, settings: dict[int, scaling.Setting] | None = None
+    session: Opened, settings: dict[int, scaling.Setting] | None = None
 ) -> dict[str, Any]:
     """Time per sample, throughput, FLOP/s and efficiency per report (setting); settings
     not given are read from the file names."""
@@ -118,7 +118,7 @@ def scaling_doc(
 
 
 def cost_doc(
-    session: Session,
+    session: Opened,
     table: cost.PriceTable | None,
     run_steps: int | None,
     epochs: float | None,
@@ -136,12 +136,12 @@ def cost_doc(
     return {"schema_version": JSON_SCHEMA_VERSION, **doc}
 
 
-def gpu_keys(session: Session) -> list[str]:
+def gpu_keys(session: Opened) -> list[str]:
     """Spec-table keys of the reports' GPUs."""
     return sorted({r.spec.key for r in session.reports if r.spec and not r.is_recording})
 
 
-def mig_advice(session: Session, gpu: GpuSpec | None, tolerance: float) -> list[dict[str, Any]]:
+def mig_advice(session: Opened, gpu: GpuSpec | None, tolerance: float) -> list[dict[str, Any]]:
     """A MIG slice suggestion per recorded GPU (``gpu`` overrides the recorded name)."""
     out = []
     for r in session.reports:

@@ -15,10 +15,10 @@ from roofscope.packages import needs
 if TYPE_CHECKING:
     import pandas as pd
 
-    from roofscope.session.core import Session
+    from roofscope.session.opened import Opened
 
 
-def frame(session: Session, by: str, report: int | None) -> pd.DataFrame:
+def frame(session: Opened, by: str, report: int | None) -> pd.DataFrame:
     """Rows of ``by`` (group or kernel), flattened, with the report's path in each."""
     with needs(f"Session.{by}s()"):
         import pandas as pd
@@ -31,7 +31,7 @@ def frame(session: Session, by: str, report: int | None) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def launches(session: Session, report: int | None) -> pd.DataFrame:
+def launches(session: Opened, report: int | None) -> pd.DataFrame:
     """One row per launch with every derived column, straight from DuckDB."""
     with needs("Session.launches()"):
         import pandas  # noqa: F401 - DuckDB's .df() needs it; say so in one line

@@ -17,6 +17,7 @@ from roofscope.errors import RoofscopeError
 from roofscope.grouping import Rule, default_rules
 from roofscope.hardware.ceilings import load_ceilings_file, resolve_ceilings, tensor_ops_by_type
 from roofscope.hardware.specs import GpuSpec, find_gpu, match_device_name
+from roofscope.ingest.registry import layout as layout_record
 from roofscope.metrics import FP16_CONVENTIONS, MetricPlan, plan_report, store_facts
 from roofscope.quantities import CACHE_LEVELS
 from roofscope.session.report import Report
@@ -81,7 +82,8 @@ def read_reports(
             what = (
                 f"GPU {gpu_name!r} is not in the spec table"
                 if gpu_name
-                else f"the export does not name its GPU ({_NO_GPU_WHY.get(layout, _NO_GPU)})"
+                else "the export does not name its GPU "
+                f"({layout_record(layout).unnamed_gpu or _NO_GPU})"
             )
             report.warnings.append(f"{what}; pass --gpu NAME for datasheet ceilings")
         reports.append(report)
@@ -104,14 +106,6 @@ def plan_cc(cc: str | None, spec: GpuSpec | None) -> str | None:
     return cc or (spec.cc if spec else None)
 
 
-# why an export of this layout has no GPU name, so the hint fits the file in hand
-_NO_GPU_WHY = {
-    "ncu-details": "details pages rarely do",
-    "ncu-summary": "summary pages never do",
-    "nsys-stats": "nsys stats tables never do",
-    "nsys-events": "the Events View has no device name",
-    "ncu-raw": "its device__attribute_display_name column is missing",
-}
 _NO_GPU = "no device table in it"
 
 

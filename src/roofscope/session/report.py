@@ -19,6 +19,8 @@ from roofscope.analysis import browse, efficiency, join, model_check, summary, t
 from roofscope.errors import RoofscopeError
 from roofscope.hardware.ceilings import Ceiling
 from roofscope.hardware.specs import GpuSpec
+from roofscope.ingest.contract import Layout
+from roofscope.ingest.registry import layout as layout_record
 from roofscope.metrics import MetricPlan
 from roofscope.quantities import (
     BYTES,
@@ -65,12 +67,19 @@ class Report:
     partner: Report | None = field(default=None, repr=False, compare=False)
 
     @property
+    def kind(self) -> Layout:
+        """What this report holds, as its reader's record says (never a layout name tested)."""
+        return layout_record(self.layout)
+
+    @property
     def is_nsys(self) -> bool:
-        return self.layout.startswith("nsys")
+        """Durations from a real timeline, no counters: shown as times, paired with ncu."""
+        return self.kind.timeline
 
     @property
     def is_recording(self) -> bool:
-        return self.layout == "gpu-recording"
+        """GPU samples and no kernels (a roofscope recording)."""
+        return not self.kind.kernels
 
     # -- tables ---------------------------------------------------------------------------
     def rows(
@@ -129,14 +138,30 @@ class Report:
 
     def launch_detail(self, launch_id: int) -> list[detail.MetricRow]:
         from roofscope.analysis import detail
+        from roofscope.ingest.registry import launch_values
 
         where = f"launch_id = {int(launch_id)}"
         with self._lock:
+            values = launch_values(self._con, self.report_id, int(launch_id), self._export_problem)
             return [
                 *detail.derived_rows(self._con, self.report_id, where, self.plan.provenance),
                 *detail.hot_instruction_rows(self._con, self.report_id, int(launch_id)),
-                *detail.raw_rows_for_launch(self._con, self.report_id, int(launch_id)),
+                *detail.raw_rows(values),
             ]
+
+    def _export_problem(self, path: str) -> str | None:
+        """Why the export cannot be read again for values the store does not hold (None: it
+        can): reading a file that changed since it was loaded would show another report's."""
+        from pathlib import Path
+
+        from roofscope.store import changed_since_loaded, stored_identity
+
+        if not Path(path).exists():
+            return f"not copied into the store and {path} is gone"
+        resolved = str(Path(path).resolve())
+        if changed_since_loaded([i for i in stored_identity(self._con) if i["path"] == resolved]):
+            return f"{path} changed since it was opened: reopen it (Ctrl+R in roofscope open)"
+        return None
 
     def group_detail(self, group: str) -> list[detail.MetricRow]:
         from roofscope.analysis import detail
@@ -222,6 +247,7 @@ class Report:
         return {
             "path": self.path,
             "format": self.layout,
+            "family": self.kind.family,
             "gpu": self.gpu_name,
             "spec": self.spec.key if self.spec else None,
             LAUNCHES: t[LAUNCHES],

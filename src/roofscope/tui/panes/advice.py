@@ -78,7 +78,7 @@ class AdvicePane(Pane):
             "ranked by estimated gain (unknown last) · Enter: its groups in Kernels · "
             "d: its metrics"
         ]
-        if not ncu and self.state.current.layout.startswith("ncu"):
+        if not ncu and self.state.current.kind.rules:
             lines.append(
                 "no ncu rule results in this export: profile with sections (--set full) and "
                 "export the details page for ncu's own advice"
