@@ -210,3 +210,30 @@ def test_the_page_is_the_same_read_in_slices_by_several_processes(tmp_path, monk
     for name in ("raw.csv", "rules.csv", "sources.csv", "meta.json"):
         assert (whole / name).read_bytes() == (sliced / name).read_bytes(), name
     assert sorted(p.name for p in sliced.iterdir()) == sorted(p.name for p in whole.iterdir())
+
+
+def test_a_reader_that_crashes_falls_back_to_ncu_and_says_so(tmp_path, monkeypatch):
+    """NVIDIA's reader is native code: seen crashing on the GPU machine (a segmentation
+    fault). Where ncu is installed, the report is read through ``ncu --import`` instead, with a
+    warning that names the signal; the totals are those of ncu's own export."""
+    report = OURS / "kernels5_roofline_h100.ncu-rep.gz"
+    export = OURS / "kernels5_roofline_h100.ncu-raw.csv.gz"
+    crashing = tmp_path / "reader"
+    crashing.mkdir()
+    (crashing / "ncu_report.py").write_text(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n"
+    )
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    ncu = bin_dir / "ncu"  # prints the export ncu made of this report on the GPU machine
+    ncu.write_text(f"#!/bin/sh\nexec gzip -dc '{export}'\n")
+    ncu.chmod(ncu.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("ROOFSCOPE_NCU", raising=False)
+    monkeypatch.setattr(ncu_rep, "find_reader", lambda: str(crashing))
+    warnings: list[str] = []
+    got = roofscope_totals(report, warnings)
+    assert got == roofscope_totals(export)
+    assert any("NVIDIA's report reader failed" in w and "signal 11" in w for w in warnings), (
+        warnings
+    )
