@@ -210,15 +210,15 @@ def rows_shuffled(path: Path, kind: str, out: Path) -> Path:
 
 
 def columns_permuted(path: Path, kind: str, out: Path) -> Path:
-    """Columns in another order (ncu: ID stays first); short ragged rows padded to full width."""
+    """Every column in another order, the identification columns (ID, Kernel Name…) too, as
+    a DataFrame selection writes them; short ragged rows padded to full width."""
     table = Table(_read(path), kind)
     width = len(table.header)
-    rest = list(range(1 if kind == "ncu" else 0, width))
+    rest = list(range(width))
     rng = random.Random(16)
     perm = rest[:]
-    while perm == rest:
+    while perm == rest or perm[0] == 0:  # ID moved, whatever else moves
         rng.shuffle(perm)
-    perm = ([0] if kind == "ncu" else []) + perm
 
     def rewrite(row: tuple[str, list[str]]) -> tuple[str, list[str]]:
         text, fields = row
@@ -233,7 +233,33 @@ def columns_permuted(path: Path, kind: str, out: Path) -> Path:
     )
 
 
-REWRITES = [no_final_newline, crlf, bom, gzipped, rows_shuffled, columns_permuted]
+def pandas_round_trip(path: Path, kind: str, out: Path) -> Path:
+    """``pd.read_csv(f).to_csv(g, index=False)``, types inferred: an ncu page's units row
+    leaves its integer columns (ID, Context…) empty, so they come back as ``12.0``; numbers
+    lose their quotes. A page pandas cannot read as it is (log lines before the header) is
+    not what this rewrite is about."""
+    pd = pytest.importorskip("pandas")
+    try:
+        frame = pd.read_csv(path, low_memory=False)
+    except (ValueError, pd.errors.ParserError) as exc:
+        pytest.skip(f"pandas reads it differently: {exc}")
+    if kind == "ncu" and "ID" not in frame.columns:
+        pytest.skip("the header is not on the first line: pandas takes a log line for it")
+    frame.to_csv(out, index=False)
+    if out.read_bytes() == path.read_bytes():
+        pytest.skip("pandas writes this file back byte for byte")
+    return out
+
+
+REWRITES = [
+    no_final_newline,
+    crlf,
+    bom,
+    gzipped,
+    rows_shuffled,
+    columns_permuted,
+    pandas_round_trip,
+]
 # The rewrites that need no knowledge of the format run one by one on one export of each page
 # kind; every real export meets them stacked in test_every_real_export_read_through_every_rewrite.
 FORMAT_FREE = {no_final_newline, crlf, bom, gzipped}
@@ -377,3 +403,24 @@ def test_every_real_export_read_through_every_rewrite(path: Path, tmp_path: Path
     assert differences(expected.as_dict(), roofscope_totals(odd, use_cache=False)) == [], label(
         path
     )
+
+
+@pytest.mark.parametrize("path", [p for _, p in SQLITE_EXPORTS], ids=[n for n, _ in SQLITE_EXPORTS])
+def test_sqlite_with_two_runtime_rows_per_launch_counts_each_launch_once(
+    path: Path, tmp_path: Path, totals
+):
+    """nsys 2022 exports (schema 2.x) of MPI runs hold two CUDA runtime rows per kernel
+    launch (one correlationId, twice): launches come from the kernel table, and tying kernels
+    to their API call (the NVTX attribution) must not multiply them."""
+    before = totals(_need(path))
+    copy = tmp_path / "twice.sqlite"
+    shutil.copyfile(path, copy)
+    con = sqlite3.connect(copy)
+    try:
+        con.execute(
+            "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"
+        )
+        con.commit()
+    finally:
+        con.close()
+    assert differences(before, totals(copy), rel=EXACT) == []

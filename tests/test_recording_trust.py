@@ -163,3 +163,35 @@ def test_the_json_report_of_a_stepped_recording(tmp_path):
     (g,) = doc["reports"][0]["recording"]
     assert g["duration_s"] == pytest.approx(28.0)
     assert any("jumped ahead by 200 years" in w for w in doc["warnings"])
+
+
+@pytest.mark.slow
+def test_a_part_given_twice_counts_once_and_says_so(tmp_path):
+    """A part copied back beside itself (a sync, a restore) holds the same samples twice:
+    energy and duration are those of the recording without the copy, with a warning."""
+    out = _record(tmp_path / "node01.parquet", gpus=1)
+    before = json.loads(_report(out, tmp_path / "cache-a").stdout)["reports"][0]["recording"]
+    first = parts(out)[0]
+    copy = out / "part-999999.parquet"
+    copy.write_bytes(first.read_bytes())
+    done = _report(out, tmp_path / "cache-b")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["reports"][0]["recording"] == before
+    assert any("part-999999.parquet repeats part-000001.parquet" in w for w in doc["warnings"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("version", "words"), [(b"2", "recording format 2"), (b"x", "'x'")])
+def test_a_recording_of_another_format_version_is_refused_in_one_line(tmp_path, version, words):
+    """A part a newer roofscope wrote (format 2) is not read as format 1."""
+    out = _record(tmp_path / "node01.parquet", gpus=1)
+    part = parts(out)[-1]
+    table = pq.read_table(part)
+    meta = dict(table.schema.metadata or {})
+    meta[b"roofscope.recording"] = version
+    pq.write_table(table.replace_schema_metadata(meta), part)
+    done = _report(out, tmp_path / "cache")
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

@@ -184,7 +184,27 @@ def plan_report(
     _plan_utilisation(plan, have)
     inst = have.spelled(mn.TENSOR_INST_SPELLINGS)
     plan.set("tensor_inst", inst[0] if inst else None, inst[1] if inst else "not measured")
+    _warn_unmeasured_flops(plan)
     return plan
+
+
+def _warn_unmeasured_flops(plan: MetricPlan) -> None:
+    """Where the tensor precision was not measured but the export shows the tensor pipe's use
+    (``--set detailed``: no tensor counters, the pipe utilisation there), say that the FLOPs
+    of tensor work are lower bounds and the bounds then come from utilisations. (An export of
+    the NERSC recipe, FP32 counters alone, says nothing of the tensor pipe: its rows carry
+    ``flops_complete`` false and ``≥`` without a warning on every file.)"""
+    if plan.exprs.get("tensor") != "NULL::DOUBLE" or plan.exprs.get("util_tensor") in (
+        None,
+        "NULL::DOUBLE",
+    ):
+        return
+    plan.warnings.append(
+        "tensor FLOPs not measured (no sm__ops_path_tensor_* counters; --set detailed has "
+        "none): where the tensor pipe was busy, FLOPs, FLOP/s and intensity are lower "
+        "bounds (unknown where the measured precisions are 0) and the bound is the busiest "
+        f"unit by its utilisation ('by use'); {TENSOR_HINT}"
+    )
 
 
 def _plan_time(plan: MetricPlan, have: _Available) -> None:

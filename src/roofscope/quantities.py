@@ -36,6 +36,13 @@ AI = "ai"  # FLOP per byte, per level, a dict in rows
 EFFICIENCY = "efficiency"
 # False where an efficiency is a lower bound: a launch's utilisations were not all known
 EFFICIENCY_COMPLETE = "efficiency_complete"
+# False where FLOPs (and FLOP/s, intensity) are a lower bound: a precision was not measured
+# and its unit was not shown idle; None where no FLOPs are known at all
+FLOPS_COMPLETE = "flops_complete"
+# what a row's bound rests on: "roofline" (FLOPs and bytes), "utilisation" (FLOPs incomplete:
+# the busiest unit by its pipe or throughput use), None (unknown)
+BOUND_BASIS = "bound_basis"
+BY_USE = " by use"  # the suffix of a bound read from utilisations (``compute (tensor) by use``)
 
 
 LAUNCHES = "launches"
@@ -143,11 +150,22 @@ def flop_total_sql(alias: str = "") -> str:
     return sum_known_sql([f"{alias}{p}" for p in PRECISIONS])
 
 
-def flop_total(flops: Mapping[str, float | None]) -> float | None:
+def flop_total(flops: Mapping[str, float | None], complete: bool | None = True) -> float | None:
     """The same rule over per-precision totals already summed (a row's or a report's ``flops``
-    dict): the known ones add up; None only when none is known."""
+    dict): the known ones add up; None only when none is known. Where a precision was not
+    measured (``complete`` False) the sum is a lower bound, and a lower bound of 0 says
+    nothing: None (a GEMM whose tensor FLOPs were not collected is not a 0-FLOP kernel)."""
     known = [v for v in flops.values() if v is not None]
-    return sum(known) if known else None
+    total = sum(known) if known else None
+    return total if complete is not False or total else None
+
+
+def flops_complete_sql(alias: str = "") -> str:
+    """SQL: are one launch's FLOPs complete — every precision measured, the tensor precision
+    also when the export shows its pipe idle (no tensor instruction, or under 1% busy)?"""
+    scalar = " AND ".join(f"{alias}{p} IS NOT NULL" for p in SCALAR_PRECISIONS)
+    idle = f"coalesce({alias}tensor_inst = 0, {alias}util_tensor < 0.01, FALSE)"
+    return f"({scalar} AND ({alias}tensor IS NOT NULL OR {idle}))"
 
 
 def ratio_sql(numerator: str, denominator: str) -> str:

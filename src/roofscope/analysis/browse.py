@@ -20,6 +20,7 @@ from roofscope.quantities import (
     UTIL_EFF,
     ai_key,
     flop_total_sql,
+    flops_complete_sql,
     ratio_sql,
 )
 from roofscope.regex import check_regex
@@ -37,8 +38,14 @@ LAUNCH_KEYS: tuple[str, ...] = (
     "grid_size",
     "block_size",
 )
-# Unknown stays unknown: a launch with no FLOP counter at all has no FLOP/s, not 0 FLOP/s.
-_FLOPS = flop_total_sql("v.")
+# Unknown stays unknown: a launch with no FLOP counter at all has no FLOP/s, not 0 FLOP/s, and
+# nor has one whose measured precisions sum to 0 while another was not measured (a GEMM of a
+# --set detailed export: no tensor counters). A sum above 0 with a precision missing is a lower
+# bound (the group rows mark it ≥; quantities.flop_total).
+_FLOPS = (
+    f"CASE WHEN {flops_complete_sql('v.')} OR ({flop_total_sql('v.')}) > 0 "
+    f"THEN {flop_total_sql('v.')} END"
+)
 _EXPRS = {
     FLOP_PER_S: ratio_sql(_FLOPS, f"v.{TIME_S}"),
     ai_key("dram"): ratio_sql(_FLOPS, "v.dram"),

@@ -116,11 +116,15 @@ def step_numbers(
     groups: list[dict[str, Any]], totals: dict[str, Any], ceilings: list[Ceiling]
 ) -> tuple[float | None, float | None, float | None]:
     """(FLOPs, time-weighted efficiency, % of the roof at the step's own intensity)."""
-    flops = q.flop_total(totals[q.FLOPS])
+    complete = totals.get(q.FLOPS_COMPLETE, True)
+    flops = q.flop_total(totals[q.FLOPS], complete)
     timed = [(g[q.TIME_S], g[q.EFFICIENCY]) for g in groups if g[q.EFFICIENCY] is not None]
     weight = sum(t for t, _ in timed if t)
     efficiency = sum(t * e for t, e in timed if t) / weight if weight else None
-    _, attainable = classify(totals[q.FLOPS], totals[q.BYTES], {c.name: c for c in ceilings})
+    roofs = {c.name: c for c in ceilings}
+    _, attainable, _ = classify(
+        totals[q.FLOPS], totals[q.BYTES], roofs, complete=complete is not False
+    )
     time_s = totals[q.TIME_S]
     roof = (
         100.0 * flops / time_s / attainable if flops is not None and time_s and attainable else None

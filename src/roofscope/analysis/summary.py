@@ -13,10 +13,12 @@ from roofscope.hardware.ceilings import Ceiling
 from roofscope.quantities import (
     AI,
     BOUND,
+    BOUND_BASIS,
     BYTES,
     EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     FLOPS,
+    FLOPS_COMPLETE,
     FLOPS_TOTAL,
     HEADROOM_S,
     LEVELS,
@@ -25,8 +27,11 @@ from roofscope.quantities import (
     TIME_S,
     flop_per_s,
     flop_total,
+    flops_complete_sql,
     ratio,
 )
+
+UTILS = ("util_tensor", "util_fp32", "util_dram")  # busy fractions, the evidence of a bound
 
 KEYS = {"group": "grp", "kernel": "kernel", "launch": "launch_id"}
 
@@ -49,6 +54,13 @@ _AGGREGATES = (
     # false when a launch's efficiency is a lower bound (efficiency, headroom and speedup are
     # then bounds); null when no launch's efficiency is known
     f"bool_and({EFFICIENCY_COMPLETE}) AS {EFFICIENCY_COMPLETE}",
+    f"bool_and({flops_complete_sql()}) AS {FLOPS_COMPLETE}",
+    # time-weighted busy fractions: which unit a row keeps busiest, where FLOPs are incomplete
+    *(
+        f"sum({u} * time_s * invocations) / nullif(sum(time_s * invocations) "
+        f"FILTER (WHERE {u} IS NOT NULL), 0) AS {u}"
+        for u in UTILS
+    ),
 )
 
 
@@ -80,16 +92,26 @@ def rows(
 def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> dict[str, object]:
     flops = {f: r.pop(f) for f in PRECISIONS}
     bytes_ = {b: r.pop(b) for b in LEVELS}
-    flop_sum = flop_total(flops)
+    utils = {u: r.pop(u) for u in UTILS}
+    complete = r.pop(FLOPS_COMPLETE)
+    flop_sum = flop_total(flops, complete)  # type: ignore[arg-type]
     time_s = r[TIME_S]
     r[TIME_PCT] = 100.0 * time_s / total if time_s is not None and total > 0 else None
     r[FLOPS] = flops
     r[FLOPS_TOTAL] = flop_sum
+    r[FLOPS_COMPLETE] = complete if flop_sum is not None else None
     r[BYTES] = bytes_
     r[FLOP_PER_S] = flop_per_s(flop_sum, time_s)  # type: ignore[arg-type]
     r[AI] = {b: ratio(flop_sum, v) for b, v in bytes_.items()}  # type: ignore[arg-type]
-    bound, attainable = classify(flops, bytes_, roofs)  # type: ignore[arg-type]
+    bound, attainable, basis = classify(
+        flops,  # type: ignore[arg-type]
+        bytes_,  # type: ignore[arg-type]
+        roofs,
+        complete=complete is not False,
+        utils=utils,  # type: ignore[arg-type]
+    )
     r[BOUND] = bound
+    r[BOUND_BASIS] = basis
     r["attainable_flop_per_s"] = attainable
     headroom = r[HEADROOM_S]
     r["speedup_if_at_roof"] = (

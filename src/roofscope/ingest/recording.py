@@ -86,11 +86,11 @@ def _conform(table: pa.Table, path: Path, info: ReportInfo) -> pa.Table:
     return table.select(arrow_schema().names)
 
 
-def _read(path: Path) -> pa.Table:
+def _read(path: Path, warnings: list[str]) -> pa.Table:
     import pyarrow as pa
 
     try:
-        return read_recorded(path)
+        return read_recorded(path, warnings)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # parts whose columns disagree
         raise RoofscopeError(
             f"its parts do not fit together ({str(exc).splitlines()[0][:160]})",
@@ -132,7 +132,7 @@ def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int)
     import pyarrow as pa
 
     info = ReportInfo(report_id, str(path), "gpu-recording")
-    table = _conform(_read(path), path, info)
+    table = _conform(_read(path, info.warnings), path, info)
     table = table.append_column("seq", pa.array(range(table.num_rows), pa.int64()))
     select = ", ".join(
         "epoch_us(ts) / 1e6" if n == "ts" else quote_ident(n) for n, _ in RECORDING_COLUMNS

@@ -243,12 +243,13 @@ def _is_header(fields: list[str]) -> str | None:
     if "Kernel Name" not in names:
         return None
     long_form = {"Metric Name", "Metric Unit"} <= set(names)
-    if names[:1] == ["ID"]:
+    # by name, not place: a pipeline may have moved the ID column (ingest/ncu/column_order.py)
+    if "ID" in names:
         if long_form and "Metric Value" in names:
             return DETAILS
         return None if "Metric Name" in names else RAW
     summary = {"Invocations", "Minimum", "Maximum", "Average"}
-    if names[:1] == ["Process ID"] and long_form and summary <= set(names):
+    if "Process ID" in names and long_form and summary <= set(names):
         return SUMMARY
     return None
 
@@ -510,7 +511,8 @@ def _find_header(path: Path, text: str, compressed: bool) -> Sniffed | None:
             # The units row is the first full-width row after the header (noise may sit
             # between them); its identification fields are empty.
             full = [row for row in body if len(row) == len(fields)]
-            if full and full[0][:1] == [""]:
+            at = sniffed.header.index("ID")
+            if full and full[0][at].strip() == "":
                 sniffed.units = [u.strip() for u in full[0]]
                 body = full[1:]
         sniffed.sample_rows = body
@@ -520,8 +522,9 @@ def _find_header(path: Path, text: str, compressed: bool) -> Sniffed | None:
         elif layout == SUMMARY:
             value_cols = [names.index(c) for c in ("Minimum", "Maximum", "Average")]
         else:
-            first = names.index("CC") + 1 if "CC" in names else names.index("Kernel Name") + 1
-            value_cols = list(range(first, len(names)))
+            ids = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context"}
+            ids |= {"Stream", "Block Size", "Grid Size", "Device", "CC", "Kernel Time"}
+            value_cols = [i for i, n in enumerate(names) if n not in ids]
         values = (
             row[i] for row in body for i in value_cols if i < len(row) and row[i][:1].isdigit()
         )

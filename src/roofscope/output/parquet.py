@@ -38,11 +38,13 @@ from roofscope.jsonout import dumps
 from roofscope.quantities import (
     AI,
     BOUND,
+    BOUND_BASIS,
     BYTES,
     EFFICIENCY,
     EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     FLOPS,
+    FLOPS_COMPLETE,
     FLOPS_TOTAL,
     HEADROOM_S,
     LAUNCHES,
@@ -96,10 +98,12 @@ _ROW_FIELDS = [
     pa.field(TIME_MAX_S, pa.float64()),
     *_FLOPS_FIELDS,
     pa.field(FLOPS_TOTAL, pa.float64()),
+    pa.field(FLOPS_COMPLETE, pa.bool_()),
     *_BYTES_FIELDS,
     pa.field(FLOP_PER_S, pa.float64()),
     *(pa.field(ai_key(level), pa.float64()) for level in LEVELS),
     pa.field(BOUND, pa.string()),
+    pa.field(BOUND_BASIS, pa.string()),
     pa.field("attainable_flop_per_s", pa.float64()),
     pa.field(EFFICIENCY, pa.float64()),
     pa.field(EFFICIENCY_COMPLETE, pa.bool_()),
@@ -150,6 +154,7 @@ REPORTS_SCHEMA = pa.schema(
         pa.field(TIME_S, pa.float64()),
         *_FLOPS_FIELDS,
         pa.field(FLOPS_TOTAL, pa.float64()),
+        pa.field(FLOPS_COMPLETE, pa.bool_()),
         *_BYTES_FIELDS,
         pa.field(FLOP_PER_S, pa.float64()),
         pa.field("potential_speedup", pa.float64()),
@@ -285,7 +290,7 @@ def report_row(
     """The report's totals and identity: the head of its ``report --format json`` entry."""
     totals = report.totals()
     flops = totals[FLOPS]
-    total = flop_total(flops)
+    total = flop_total(flops, totals[FLOPS_COMPLETE])
     efficiency = report.histogram()
     return {
         "path": report.path,
@@ -302,6 +307,7 @@ def report_row(
         TIME_S: _num(totals[TIME_S]),
         **_flatten(FLOPS, flops, PRECISIONS),
         FLOPS_TOTAL: _num(total),
+        FLOPS_COMPLETE: totals[FLOPS_COMPLETE] if total is not None else None,
         **_flatten(BYTES, totals[BYTES], LEVELS),
         FLOP_PER_S: _num(flop_per_s(total, totals[TIME_S])),
         "potential_speedup": _num(efficiency["potential_speedup"]),

@@ -17,9 +17,11 @@ from roofscope.present import units as u
 from roofscope.quantities import (
     AI,
     BOUND,
+    BY_USE,
     EFFICIENCY,
     EFFICIENCY_COMPLETE,
     FLOP_PER_S,
+    FLOPS_COMPLETE,
     HEADROOM_S,
     LAUNCHES,
     QUANTITIES,
@@ -64,7 +66,8 @@ class Column:
     left: bool = False  # text, aligned left; numbers align right
     exact: Callable[[Any], str] | None = None
     short: Callable[[Any], str] | None = None  # the cell where the pane is narrow (bound → roof)
-    mark: str = ""  # before the value when the row's efficiency is a bound (u.AT_LEAST, …)
+    mark: str = ""  # before the value when the row's value is a bound (u.AT_LEAST, …)
+    complete_key: str = EFFICIENCY_COMPLETE  # the row's flag that says whether it is a bound
 
     def full(self, value: Any) -> str:
         return (self.exact or self.fmt)(value)
@@ -75,7 +78,7 @@ class Column:
         v = value(row, self.key)
         form = self.full if full else (self.short if narrow and self.short else self.fmt)
         text = form(v)
-        return u.bounded(text, self.mark, row.get(EFFICIENCY_COMPLETE)) if self.mark else text
+        return u.bounded(text, self.mark, row.get(self.complete_key)) if self.mark else text
 
     @property
     def unit_title(self) -> str:
@@ -116,12 +119,18 @@ def _text(key: str, title: str, width: int, kinds: Iterable[str], **kwargs: Any)
 
 
 def roof(bound: object) -> str:
-    """``memory (dram)`` -> ``DRAM``, ``compute (tensor)`` -> ``tensor``: the limiting roof."""
+    """``memory (dram)`` -> ``DRAM``, ``compute (tensor)`` -> ``tensor``: the limiting roof;
+    ``compute (tensor) by use`` (read from utilisations) -> ``tensor use``."""
     text = str(bound)
     if "(" not in text:
         return text
     inner = text[text.index("(") + 1 : text.rindex(")")]
-    return inner.upper() if text.startswith("memory") else inner
+    short = inner.upper() if text.startswith("memory") else inner
+    return f"{short} use" if text.endswith(BY_USE) else short
+
+
+# FLOP/s and intensity are lower bounds where a precision was not measured: ≥ before them
+_FLOPS_BOUND: dict[str, Any] = {"mark": u.AT_LEAST, "complete_key": FLOPS_COMPLETE}
 
 
 def _count8(v: int | None) -> str:
@@ -138,9 +147,9 @@ COLUMNS: tuple[Column, ...] = (
     _q(TIME_S, u.time, 9, (GROUP, NSYS, LAUNCH)),
     _q(TIME_PCT, u.share, 6, (GROUP, NSYS)),
     *(_q(k, u.time, 9, (NSYS,)) for k in (TIME_AVG_S, TIME_MED_S, TIME_MIN_S, TIME_MAX_S)),
-    _q(FLOP_PER_S, u.rate, 13, (GROUP, LAUNCH)),
-    _q(ai_key("dram"), u.num, 8, (GROUP, LAUNCH)),
-    _q(ai_key("l2"), u.num, 8, (GROUP,), (TABLE, MARKDOWN)),
+    _q(FLOP_PER_S, u.rate, 13, (GROUP, LAUNCH), **_FLOPS_BOUND),
+    _q(ai_key("dram"), u.num, 8, (GROUP, LAUNCH), **_FLOPS_BOUND),
+    _q(ai_key("l2"), u.num, 8, (GROUP,), (TABLE, MARKDOWN), **_FLOPS_BOUND),
     _q(BOUND, u.text, 15, (GROUP,), (PANE, MARKDOWN), left=True, short=roof),
     Column(BOUND, "roof", "roof", roof, 8, frozenset((GROUP,)), frozenset((TABLE,)), left=True),
     _q(EFFICIENCY, u.frac, 5, (GROUP, LAUNCH), mark=u.AT_LEAST),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from roofscope.quantities import BYTES, EFFICIENCY, FLOPS, LAUNCHES, TIME_S
+from roofscope.quantities import BYTES, EFFICIENCY, FLOPS, FLOPS_COMPLETE, LAUNCHES, TIME_S
 
 if TYPE_CHECKING:
     from roofscope.session.opened import Opened
@@ -40,6 +40,7 @@ def report_dict(
             "kernels": totals["kernels"],
             TIME_S: totals[TIME_S],
             FLOPS: totals[FLOPS],
+            FLOPS_COMPLETE: r.head()[FLOPS_COMPLETE],
             "precision": r.precision(),
             BYTES: totals[BYTES],
             "ceilings": [c.to_dict() for c in r.ceilings],

@@ -27,6 +27,7 @@ from roofscope.quantities import (
     EFFICIENCY_COMPLETE,
     FLOP_PER_S,
     FLOPS,
+    FLOPS_COMPLETE,
     FLOPS_TOTAL,
     LAUNCHES,
     LEVELS,
@@ -36,6 +37,7 @@ from roofscope.quantities import (
     flop_per_s,
     flop_total,
     flop_total_sql,
+    flops_complete_sql,
 )
 
 if TYPE_CHECKING:
@@ -201,7 +203,8 @@ class Report:
                 cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))
                 row = self._con.execute(
                     f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), "
-                    f"{cols} FROM launch_facts WHERE report_id = {self.report_id}"
+                    f"{cols}, bool_and({flops_complete_sql()}) "
+                    f"FROM launch_facts WHERE report_id = {self.report_id}"
                 ).fetchall()[0]
                 self._totals = {
                     LAUNCHES: int(row[0] or 0),
@@ -209,6 +212,7 @@ class Report:
                     TIME_S: row[2],
                     FLOPS: dict(zip(PRECISIONS, row[3:7], strict=True)),
                     BYTES: dict(zip(LEVELS, row[7:10], strict=True)),
+                    FLOPS_COMPLETE: row[10],
                 }
             t = self._totals
         return {**t, FLOPS: dict(t[FLOPS]), BYTES: dict(t[BYTES])}  # a copy: callers keep it
@@ -243,7 +247,7 @@ class Report:
     def head(self) -> dict[str, Any]:
         """Who the report is and its totals: one side of a diff."""
         t = self.totals()
-        flops = flop_total(t[FLOPS])
+        flops = flop_total(t[FLOPS], t[FLOPS_COMPLETE])
         return {
             "path": self.path,
             "format": self.layout,
@@ -254,6 +258,7 @@ class Report:
             "kernels": t["kernels"],
             TIME_S: t[TIME_S],
             FLOPS_TOTAL: flops,
+            FLOPS_COMPLETE: t[FLOPS_COMPLETE] if flops is not None else None,
             FLOP_PER_S: flop_per_s(flops, t[TIME_S]),
         }
 

@@ -167,7 +167,26 @@ def part_problem(part: Path) -> str | None:
         metadata = pq.read_schema(part).metadata or {}
     except (OSError, pa.ArrowException) as exc:
         return _damaged(exc)
-    return None if MARKER in metadata else "no roofscope.recording marker"
+    if MARKER not in metadata:
+        return "no roofscope.recording marker"
+    return _newer(metadata[MARKER])
+
+
+OTHER_FORMAT = ("recording format", "unknown recording format")  # how _newer's reasons start
+
+
+def _newer(version: bytes) -> str | None:
+    """Why a part of another format version cannot be read (a newer roofscope wrote it, or
+    the marker is no version at all); None for the version this one writes."""
+    if version == FORMAT_VERSION:
+        return None
+    text = version.decode("utf-8", "replace")[:20]
+    if text.isdigit() and int(text) > int(FORMAT_VERSION):
+        return (
+            f"recording format {text}, written by a newer roofscope; this one reads format "
+            f"{FORMAT_VERSION.decode()} (pip install -U roofscope)"
+        )
+    return f"unknown recording format {text!r}; this roofscope reads {FORMAT_VERSION.decode()}"
 
 
 def _damaged(exc: BaseException) -> str:
@@ -185,7 +204,7 @@ def is_recording(path: Path) -> bool:
         return False
     for part in found:
         problem = part_problem(part)
-        if problem is None:
+        if problem is None or problem.startswith(OTHER_FORMAT):
             return True
         if problem == "no roofscope.recording marker" or not path.is_dir():
             return False
@@ -209,17 +228,36 @@ def require_recording(path: Path) -> None:
         )
 
 
-def read_recorded(path: Path) -> pa.Table:
+def read_recorded(path: Path, warnings: list[str] | None = None) -> pa.Table:
     """All parts as one table in the order the recorder wrote them (part by part, row by row):
     the true order of the samples even where the wall clock stepped back. Raises
-    RoofscopeError for what is not a recording, naming an empty or damaged part."""
+    RoofscopeError for what is not a recording, naming an empty or damaged part. A part
+    whose bytes repeat an earlier part's (a copy put back beside it) is read once, and said
+    in ``warnings``: counted twice, it would double the recording's energy and duration."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     require_recording(path)
     tables = []
+    seen: dict[str, str] = {}
     for part in parts(path):
+        digest = _digest(part)
+        if digest is not None and digest in seen:
+            if warnings is not None:
+                warnings.append(
+                    f"recording part {part.name} repeats {seen[digest]} byte for byte: read once"
+                )
+            continue
+        if digest is not None:
+            seen[digest] = part.name
         problem = part_problem(part)
+        if problem is not None and problem.startswith(OTHER_FORMAT):
+            reason, _, hint = problem.partition(" (pip")
+            raise RoofscopeError(
+                f"part {part.name}: {reason}",
+                path=str(path),
+                hint=f"pip{hint.rstrip(')')}" if hint else "record it again with this roofscope",
+            )
         if problem is not None and problem != "no roofscope.recording marker":
             raise RoofscopeError(
                 f"unreadable recording part {part.name} ({problem})",
@@ -239,6 +277,21 @@ def read_recorded(path: Path) -> pa.Table:
         if tables
         else arrow_schema().empty_table()
     )
+
+
+def _digest(part: Path) -> str | None:
+    """SHA-256 of a part's bytes, read in blocks; None where it cannot be read (the reading
+    that follows names the problem)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    try:
+        with part.open("rb") as fh:
+            while block := fh.read(1 << 20):
+                digest.update(block)
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def read_recording(path: Path) -> pa.Table:

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 from roofscope.errors import RoofscopeError
+from roofscope.ingest.ncu.column_order import ID_COLUMNS, needs_reorder, reordered_copy
 from roofscope.ingest.numbers import UNREADABLE, null_non_finite, number_sql
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import (
@@ -61,20 +62,6 @@ from roofscope.schema import (
 )
 from roofscope.sqlutil import insert_rows, one, quote_ident, quote_str, scalar
 
-ID_COLUMNS = (
-    "ID",
-    "Process ID",
-    "Process Name",
-    "Host Name",
-    "Kernel Name",
-    "Kernel Time",
-    "Context",
-    "Stream",
-    "Block Size",
-    "Grid Size",
-    "Device",
-    "CC",
-)
 DETAIL_COLUMNS = ("Section Name", "Body Item Label", "Metric Name", "Metric Unit", "Metric Value")
 RULE_COLUMNS = (
     "Rule Name",
@@ -546,6 +533,20 @@ def ingest_ncu_csv(
     """
     path = Path(path)
     sn = sniff(path)
+    if sn.layout != SUMMARY and needs_reorder(sn):
+        copy = reordered_copy(sn)
+        try:
+            info = ingest_ncu_csv(con, copy, report_id, keep_raw=True)
+        finally:
+            copy.unlink(missing_ok=True)
+        info.path = str(path)
+        info.warnings.insert(
+            0,
+            "the columns are not in ncu's order (ID first, then the identification columns), "
+            "or the launch IDs are written as decimals: read from a copy put back in ncu's "
+            "order; every metric is found by its name",
+        )
+        return info
     info = ReportInfo(report_id, str(path), sn.layout, decimal=sn.decimal)
     src = VALUES_R.name(report_id) if sn.layout == RAW else f"src_r{report_id}"
     catalogue = _raw_catalogue(sn, info) if sn.layout == RAW else None

@@ -650,10 +650,15 @@ def _nvtx(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> str
         pa.schema([("source_row", pa.int64()), ("tid", pa.int64()), ("t", pa.int64())]),
     )
     with scanned(con, nsys_calls=calls, nsys_segments=_segments(ranges)):
+        # One row per kernel, whatever the runtime table holds: old exports (schema 2.x, MPI
+        # runs) have two runtime rows for one correlationId, and a second row here would be a
+        # second launch where the launches are written (TraceWriter joins this table). The
+        # earliest call wins; a kernel whose calls hit no range keeps none.
         con.execute(
-            "CREATE OR REPLACE TEMP TABLE nsys_attr AS SELECT c.source_row, s.inner, s.outer "
+            "CREATE OR REPLACE TEMP TABLE nsys_attr AS "
+            "SELECT DISTINCT ON (c.source_row) c.source_row, s.inner, s.outer "
             "FROM nsys_calls c ASOF JOIN nsys_segments s ON c.tid = s.tid "
-            "AND c.t >= s.seg_start WHERE c.t < s.seg_end ORDER BY c.source_row"
+            "AND c.t >= s.seg_start WHERE c.t < s.seg_end ORDER BY c.source_row, c.t"
         )
     return None
 
