@@ -5,10 +5,14 @@ too), and a client's mistakes answered with the CLI's one-line message while the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import queue
 import shutil
+import subprocess
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -210,3 +214,91 @@ def test_a_root_that_is_no_folder_is_one_line_exit_2(tmp_path, capsys):
     assert main(["mcp", "--root", str(tmp_path / "absent")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "is not a folder" in err and "Traceback" not in err
+
+
+async def test_a_pathological_roofscope_toml_is_a_tool_error_not_a_hang(root, monkeypatch):
+    """Issue 30 item 8: rules nested 100,000 deep in the working directory's roofscope.toml
+    come back as the one-line refusal; the server answers and goes on."""
+    (root / "roofscope.toml").write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    monkeypatch.chdir(root)
+    async with connected(root) as session:
+        text = await asyncio.wait_for(refused(session, "summary", path=RAW), timeout=120)
+        assert "roofscope.toml" in text and "nested deeper than 16 levels" in text
+        assert (await session.list_tools()).tools
+
+
+class RawServer:
+    """``roofscope mcp`` driven line by line, as a client with bugs would: every read has a
+    deadline, so a server that never answers fails the test instead of hanging it."""
+
+    def __init__(self, root: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "roofscope", "mcp", "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ),
+        )
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+
+    def send(self, text: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(text.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self, timeout: float = 60) -> dict:
+        return json.loads(self.lines.get(timeout=timeout))
+
+
+def test_malformed_requests_get_json_rpc_errors_and_eof_ends_the_server(root):
+    server = RawServer(root)
+    try:
+        server.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "1"},
+                    },
+                }
+            )
+        )
+        assert server.answer()["id"] == 1
+        server.send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        cases = [
+            ('{"jsonrpc": "2.0", "id": 2}', 2, -32600),  # no method
+            ('{"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": [1]}', 3, -32602),
+            (
+                '{"jsonrpc": "2.0", "id": "four", "method": "tools/call", "params": "x"}',
+                "four",
+                -32602,
+            ),
+            ('{"jsonrpc": "2.0", "id": 5, "method": 5}', 5, -32600),
+            ('{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', None, -32600),
+            ("this is not JSON", None, -32700),
+            ("[" * 100_000, None, -32700),
+            ("[1, 2]", None, -32600),
+        ]
+        for line, rid, code in cases:
+            server.send(line)
+            reply = server.answer()
+            assert reply["id"] == rid and reply["error"]["code"] == code, (line[:60], reply)
+        server.send('{"jsonrpc": "2.0", "id": 9, "method": "tools/list"}')
+        assert server.answer()["id"] == 9  # and the server goes on
+        assert server.proc.stdin is not None
+        server.proc.stdin.close()
+        assert server.proc.wait(timeout=60) == 0
+    finally:
+        if server.proc.poll() is None:
+            server.proc.kill()
+        server.proc.wait(timeout=60)

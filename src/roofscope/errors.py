@@ -53,6 +53,8 @@ def escape_controls(text: str) -> str:
     for ch in text:
         if ch.isprintable():
             out.append(ch)
+        elif 0xDC80 <= ord(ch) <= 0xDCFF:  # a byte of a non-UTF-8 file name, as Python keeps it
+            out.append(f"\\x{ord(ch) - 0xDC00:02x}")
         else:
             out.append(ch.encode("unicode_escape").decode("ascii"))
     return "".join(out)

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roofscope.errors import RoofscopeError
-from roofscope.regex import check_regex, first_match
-from roofscope.tomlfile import read_toml
+from roofscope.regex import MAX_PATTERN_CHARS, check_regex, first_match
+from roofscope.tomlfile import check_keys, read_toml, text_value
 
 if TYPE_CHECKING:
     import duckdb
@@ -194,37 +194,62 @@ def user_config_path() -> Path:
     return Path(root) / "roofscope" / "config.toml"
 
 
+RULES_HINT = "see docs/guide/grouping.md"
+_EXAMPLE = 'e.g. [[groups]] pattern = "my_gemm" name = "GEMM"'
+
+
 def rules_from_toml(path: Path) -> list[Rule]:
-    """``[[groups]]`` tables with ``pattern`` and ``name`` keys, in file order."""
-    data = read_toml(path, "rules file", "see docs/guide/grouping.md")
+    """``[[groups]]`` tables with ``pattern`` and ``name`` keys, in file order. A key the file
+    may not have, a value that is not a string or a pattern over :data:`MAX_PATTERN_CHARS` is
+    refused in one line naming the file (``tomlfile`` limits its size and nesting)."""
+    data = read_toml(path, "rules file", RULES_HINT)
+    check_keys(data, ("groups",), "the file", path, RULES_HINT)
     rules = []
     entries = data.get("groups", [])
     if not isinstance(entries, list):
         raise RoofscopeError(
-            "groups must be an array of [[groups]] tables",
-            path=str(path),
-            hint='e.g. [[groups]] pattern = "my_gemm" name = "GEMM"',
+            "groups must be an array of [[groups]] tables", path=str(path), hint=_EXAMPLE
         )
     for i, entry in enumerate(entries):
+        where = f"[[groups]] entry {i + 1}"
+        if isinstance(entry, dict):
+            check_keys(entry, ("pattern", "name"), where, path, RULES_HINT)
         if not isinstance(entry, dict) or "pattern" not in entry or "name" not in entry:
             raise RoofscopeError(
-                f"[[groups]] entry {i + 1} needs 'pattern' and 'name'",
+                f"{where} needs 'pattern' and 'name'",
                 path=str(path),
                 hint='e.g. pattern = "my_gemm" name = "GEMM"',
             )
-        rule = Rule(str(entry["pattern"]), str(entry["name"]), str(path))
+        pattern = text_value(entry, "pattern", where, path, RULES_HINT)
+        name = text_value(entry, "name", where, path, RULES_HINT)
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise RoofscopeError(
+                f"{where}: pattern of {len(pattern):,} characters is longer than the "
+                f"{MAX_PATTERN_CHARS:,} a rule may be",
+                path=str(path),
+                hint="match a distinctive part of the kernel name, not all of it",
+            )
+        rule = Rule(pattern, name, str(path))
         rule.check()
         rules.append(rule)
     return rules
 
 
+def config_files(project_dir: Path | None = None) -> list[Path]:
+    """The rules files that apply from ``project_dir`` (the working directory): its
+    ``roofscope.toml``, then the user's config, those that exist, as absolute paths."""
+    project = (project_dir or Path.cwd()) / "roofscope.toml"
+    return [p.absolute() for p in (project, user_config_path()) if p.is_file()]
+
+
 def default_rules(project_dir: Path | None = None) -> list[Rule]:
     """Project rules, then user rules, then the built-ins."""
-    rules: list[Rule] = []
-    project = (project_dir or Path.cwd()) / "roofscope.toml"
-    for path in (project, user_config_path()):
-        if path.is_file():
-            rules.extend(rules_from_toml(path))
+    return rules_from_files(config_files(project_dir))
+
+
+def rules_from_files(paths: Iterable[Path]) -> list[Rule]:
+    """The rules of each file, in order, then the built-ins."""
+    rules = [rule for path in paths for rule in rules_from_toml(path)]
     return [*rules, *BUILTIN_RULES]
 
 

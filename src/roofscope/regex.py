@@ -20,9 +20,19 @@ import duckdb
 from roofscope.errors import RoofscopeError
 from roofscope.sqlutil import quote_str
 
+MAX_PATTERN_CHARS = 4096  # a kernel-name pattern; a 10 MB one took minutes to check
+
 
 def check_regex(pattern: str, origin: str | None = None) -> None:
-    """Reject what neither Python's parser nor RE2 accepts, with a hint (never a traceback)."""
+    """Reject what neither Python's parser nor RE2 accepts, or a pattern over
+    :data:`MAX_PATTERN_CHARS`, with a hint (never a traceback)."""
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise RoofscopeError(
+            f"regular expression of {len(pattern):,} characters is longer than the "
+            f"{MAX_PATTERN_CHARS:,} allowed",
+            path=origin,
+            hint="match a distinctive part of the name, not all of it",
+        )
     problem = _problem(pattern)
     if problem is not None:
         message, hint = problem

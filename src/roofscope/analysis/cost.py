@@ -17,7 +17,7 @@ from typing import Any
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import user_config_path
 from roofscope.hardware.specs import find_gpu, match_device_name
-from roofscope.tomlfile import positive_float, quoted, read_toml
+from roofscope.tomlfile import check_keys, positive_float, quoted, read_toml, text_value
 
 HINT = "see roofscope cost --example-prices for the format"
 
@@ -62,6 +62,7 @@ def load_prices(path: str | None = None) -> PriceTable:
     else:
         data = read_toml(path, "price file", HINT)
         origin = path
+    check_keys(data, ("price",), "the file", path, HINT)
     entries = data.get("price", [])
     if not isinstance(entries, list):
         raise RoofscopeError("price must be an array of [[price]] tables", path=path, hint=HINT)
@@ -75,24 +76,36 @@ def one_price(gpu_keys: list[str], usd_per_gpu_hour: float) -> PriceTable:
     return PriceTable(prices, "--usd-per-gpu-hour", False)
 
 
+PRICE_KEYS = ("gpu", "offer", "usd_per_gpu_hour", "date", "source", "example")
+_TEXT_KEYS = ("gpu", "offer", "date", "source")
+
+
 def _price(entry: Any, i: int, path: str | None) -> Price:
     where = f"[[price]] entry {i + 1}"
+    if isinstance(entry, dict):
+        check_keys(entry, PRICE_KEYS, where, path, HINT)
     if not isinstance(entry, dict) or "gpu" not in entry or "usd_per_gpu_hour" not in entry:
         raise RoofscopeError(f"{where} needs 'gpu' and 'usd_per_gpu_hour'", path=path, hint=HINT)
     value = _usd_per_hour(entry["usd_per_gpu_hour"], where, path)
+    texts = {k: text_value(entry, k, where, path, HINT) for k in _TEXT_KEYS if k in entry}
+    example = entry.get("example", False)
+    if not isinstance(example, bool):
+        raise RoofscopeError(
+            f"{where}: example = {quoted(example)} is not true or false", path=path, hint=HINT
+        )
     try:
-        spec = find_gpu(str(entry["gpu"]))
+        spec = find_gpu(texts["gpu"])
     except RoofscopeError as exc:
         raise RoofscopeError(
             f"{where}: {exc.message}", path=path, hint='name one GPU of that list in gpu = "…"'
         ) from exc
     return Price(
         spec.key,
-        str(entry.get("offer", spec.key)),
+        texts.get("offer", spec.key),
         value,
-        str(entry.get("date", "undated")),
-        str(entry.get("source", "")),
-        bool(entry.get("example", False)),
+        texts.get("date", "undated"),
+        texts.get("source", ""),
+        example,
     )
 
 

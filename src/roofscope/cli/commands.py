@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from roofscope.cli import compare as compare_commands
 from roofscope.cli import profile as profile_commands
+from roofscope.cli.exits import OutputFailed, Surroundings
 from roofscope.cli.options import (
     add_format,
     add_load_options,
@@ -56,12 +57,42 @@ START_HERE = """start here:
 """
 
 
+_CONFIG_EPILOG = "grouping rules from here: "
+
+
+class _PathEpilog(argparse.HelpFormatter):
+    """Wraps the description as usual, but prints the config epilog as it is: a path broken
+    at its hyphens cannot be copied."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith(_CONFIG_EPILOG):
+            return indent + text
+        return super()._fill_text(text, width, indent)
+
+
+def config_epilog() -> str:
+    """Which rules files apply from the working directory, for ``--help``: a
+    ``roofscope.toml`` lying in the folder changes the groups, so help says so."""
+    from roofscope.grouping import config_files, user_config_path
+
+    try:
+        files = config_files()
+    except OSError:  # the working directory was removed under the shell
+        return f"{_CONFIG_EPILOG}unknown (the working directory cannot be read)\n"
+    if files:
+        return _CONFIG_EPILOG + ", ".join(str(f) for f in files) + "\n"
+    return (
+        f"{_CONFIG_EPILOG}built-in only (no ./roofscope.toml, no {user_config_path()}; "
+        "docs/guide/grouping.md)\n"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="roofscope",
         description="GPU performance data explorer: Nsight Compute and Nsight Systems\n"
         "exports, live GPUs (NVML), profiling bundled PyTorch models.",
-        epilog=START_HERE,
+        epilog=START_HERE + "\n" + config_epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"roofscope {__version__}")
@@ -96,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="summarise exports headless (table, JSON, CSV, Markdown)",
         description="Load Nsight Compute and Nsight Systems exports and print per-group "
         "numbers: roofline quantities from ncu, real timeline shares from nsys.",
+        epilog=config_epilog(),
+        formatter_class=_PathEpilog,
     )
     report.add_argument(
         "files",
@@ -533,6 +566,31 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Whatever ends it, the user sees at most one line: a Ctrl+C is exit
+    code 130, a failed write to standard output 141 (its reader went away) or 2 (closed,
+    full), as :mod:`~roofscope.cli.exits` decides."""
+    with Surroundings() as surroundings:
+        try:
+            try:
+                code = _dispatch(argv, surroundings)
+            except SystemExit:  # argparse: --help printed, or a usage error
+                surroundings.flush()
+                raise
+            surroundings.flush()
+        except OutputFailed as exc:
+            return surroundings.output_exit(exc)
+        except KeyboardInterrupt:
+            return surroundings.interrupt_exit()
+        except Exception:  # an interrupt DuckDB turned into its own error
+            if not surroundings.interrupted:
+                raise
+            return surroundings.interrupt_exit()
+        if surroundings.interrupted:  # an interrupt a fallback swallowed: the run is not whole
+            return surroundings.interrupt_exit()
+        return code
+
+
+def _dispatch(argv: Sequence[str] | None, surroundings: Surroundings) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.debug:
@@ -542,18 +600,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return COMMANDS[args.command](args)
-    except BrokenPipeError:  # `roofscope … | head`: before the catch-all below
-        return 0
+    except (OutputFailed, KeyboardInterrupt):
+        raise
     except Exception as exc:
+        if surroundings.interrupted:  # e.g. DuckDB's "Query interrupted": not a bug
+            raise KeyboardInterrupt from exc
         return report_error(exc)
-    except KeyboardInterrupt:
-        return 130
 
 
 def report_error(exc: Exception) -> int:
     """Print what ended a command as one line and return the exit code: 2 for what the user
     can fix (bad input, a damaged cache, a missing extra, a broken install), 1 for a bug.
     With ``--debug`` the exception is raised again instead, traceback and all."""
+    if isinstance(exc, OutputFailed):
+        raise exc  # main decides: a closed or full standard output
     if isinstance(exc, RoofscopeError):
         print(exc.one_line(), file=sys.stderr)
         return 2

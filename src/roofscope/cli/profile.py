@@ -327,7 +327,8 @@ def _run(spec: Any, root: Path | None, args: argparse.Namespace) -> int:
     line = _ProgressLine(f"{spec.model} {spec.precision} b{spec.batch}{extras} [{spec.preset}]")
     runner = Runner(spec, root=root, listener=line, count=not args.no_count)
     print(f"roofscope: run folder {runner.run.folder} (Ctrl+C cancels)", file=sys.stderr)
-    _interrupt_on(signal.SIGTERM, signal.SIGHUP)  # a job scheduler's kill cancels ncu too
+    # Ctrl+C and a job scheduler's kill cancel ncu too; the run is saved as cancelled
+    _interrupt_on(signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     try:
         run = runner.start()
     except KeyboardInterrupt:

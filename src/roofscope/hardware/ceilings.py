@@ -21,7 +21,7 @@ from roofscope.hardware.measured import load_measured
 from roofscope.hardware.specs import GpuSpec
 from roofscope.quantities import LEVELS, LEVELS_OUTERMOST_FIRST, PRECISIONS, SCALAR_PRECISIONS
 from roofscope.sqlutil import memo_one, quote_ident
-from roofscope.tomlfile import positive_float, quoted, read_toml
+from roofscope.tomlfile import check_keys, positive_float, quoted, read_toml
 
 COMPUTE = "compute"
 MEMORY = "memory"
@@ -306,26 +306,24 @@ def parse_quantity(
     return number
 
 
+CEILINGS_HINT = "see docs/ceilings.md for the format"
+
+
 def load_ceilings_file(path: str | Path) -> dict[str, float]:
-    """A TOML file with a ``[ceilings]`` table: name -> value (base SI or with a unit)."""
+    """A TOML file with a ``[ceilings]`` table (or the same keys at its top): name -> value
+    (base SI or with a unit). A name no roof has is refused with the nearest one."""
     p = Path(path)
-    data = read_toml(p, "ceilings file", "see docs/ceilings.md for the format")
+    data = read_toml(p, "ceilings file", CEILINGS_HINT)
+    if "ceilings" in data:
+        check_keys(data, ("ceilings",), "the file", p, CEILINGS_HINT)
     table = data.get("ceilings", data)
     if not isinstance(table, dict):
         raise RoofscopeError(
             "[ceilings] must be a table of name = value", path=str(p), hint="see docs/ceilings.md"
         )
-    known = set(PRECISIONS) | set(LEVELS) | {f"tensor_{f}" for f, _ in _TENSOR_SPEC_KEYS}
-    out = {}
-    for name, value in table.items():
-        if name not in known:
-            raise RoofscopeError(
-                f"unknown ceiling name {name!r}",
-                path=str(p),
-                hint=f"use one of {', '.join(sorted(known))}",
-            )
-        out[name] = parse_quantity(value, name, _unit(name), str(p))
-    return out
+    known = [*PRECISIONS, *LEVELS, *(f"tensor_{f}" for f, _ in _TENSOR_SPEC_KEYS)]
+    check_keys(table, known, "[ceilings]", p, CEILINGS_HINT)
+    return {name: parse_quantity(value, name, _unit(name), str(p)) for name, value in table.items()}
 
 
 def resolve_ceilings(

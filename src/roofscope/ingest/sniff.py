@@ -49,14 +49,25 @@ _FD_DIRS = ("/proc/self/fd", "/dev/fd")
 def check_input(path: Path) -> None:
     """Refuse at once what no reader can take: a missing file, a symlink loop, or something
     that is not a regular file or a directory (a FIFO or ``<(cmd)`` pipe blocks forever,
-    ``/dev/zero`` never ends). Reads nothing, so it cannot block."""
+    ``/dev/zero`` never ends), or a name that is not UTF-8. Reads nothing, so it cannot
+    block."""
     try:
         st = os.stat(path)
     except OSError as exc:
         raise _stat_error(path, exc) from exc
-    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
-        return
-    raise _not_regular(path, st.st_mode)
+    if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+        raise _not_regular(path, st.st_mode)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        # The name's bytes are not UTF-8 (Python keeps them as surrogates): the cache stores
+        # names as text, and DuckDB refuses such a string deep inside the build.
+        raise RoofscopeError(
+            "the file name is not valid UTF-8",
+            path=str(path),
+            hint="rename it to a UTF-8 name (e.g. mv -- NAME report.csv) or link it: "
+            "ln -s NAME report.csv",
+        ) from None
 
 
 def _stat_error(path: Path, exc: OSError) -> RoofscopeError:

@@ -2,21 +2,35 @@
 SDK's ``MCPServer`` over stdio. A client's mistake (a missing file, a path outside the roots, an
 unknown group, a bad argument) comes back as a tool error carrying the CLI's one-line message,
 and the server goes on; answers are strict JSON text (no NaN), as every roofscope command writes.
+
+The stdio transport is the SDK's, fed through :class:`_Wire`: a line the SDK would drop in
+silence (not JSON, no method, params not an object) is answered with its JSON-RPC error
+(:mod:`roofscope.mcp.wire`), and when the client closes standard input the server exits, within
+:data:`EOF_GRACE_S` even if a call is still running (nobody is left to read its answer).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import inspect
-from collections.abc import Callable
-from typing import Any
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import IO, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp.types import ErrorData, JSONRPCError, jsonrpc_message_adapter
 
 from roofscope.errors import RoofscopeError
 from roofscope.jsonout import dumps
 from roofscope.mcp import tools
 from roofscope.mcp.tools import Workspace
+from roofscope.mcp.wire import INVALID_REQUEST, Problem, problem, request_id
 from roofscope.quantities import TIME_S
 from roofscope.version import __version__
 
@@ -114,4 +128,98 @@ def build(workspace: Workspace) -> MCPServer:
 
 
 def serve(workspace: Workspace) -> None:
-    build(workspace).run("stdio")
+    asyncio.run(_serve_stdio(build(workspace)))
+
+
+EOF_GRACE_S = 2.0  # after the client closed stdin: time for a running call before exit
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """The SDK's stdio transport and server loop, reading through a :class:`_Wire`."""
+    wire_fd = _claim_stdin()
+    with os.fdopen(wire_fd, "rb", closefd=wire_fd != 0) as stdin:
+        wire = _Wire(stdin)
+        try:
+            async with stdio_server(stdin=wire) as (read_stream, write_stream):  # type: ignore[arg-type]
+                wire.replies = write_stream
+                wire.ready.set()
+                lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async runs
+                await lowlevel.run(
+                    read_stream, write_stream, lowlevel.create_initialization_options()
+                )
+        finally:
+            _release_stdin(wire_fd)
+
+
+def _claim_stdin() -> int:
+    """A private descriptor for the wire, fd 0 pointed at /dev/null meanwhile (as the SDK does
+    for the stdin it opens itself): a child process or a stray read cannot eat a request."""
+    try:
+        wire_fd = os.dup(0)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+    except OSError:
+        return 0
+    return wire_fd
+
+
+def _release_stdin(wire_fd: int) -> None:
+    if wire_fd != 0:
+        with contextlib.suppress(OSError):
+            os.dup2(wire_fd, 0)
+
+
+class _Wire:
+    """The client's lines, as the SDK's transport reads them: well-formed ones pass, a
+    malformed request is answered here with its JSON-RPC error, and the end of input arms
+    the exit."""
+
+    def __init__(self, stdin: IO[bytes]):
+        self._stdin = stdin
+        self.ready = asyncio.Event()
+        self.replies: Any = None  # the transport's write stream, once it exists
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        while raw := await asyncio.to_thread(self._stdin.readline):
+            line = raw.decode("utf-8", "replace")
+            if not line.strip():
+                continue
+            found = problem(line) or _sdk_problem(line)
+            if found is None:
+                yield line
+                continue
+            print(f"roofscope mcp: {found.message}", file=sys.stderr, flush=True)
+            if found.answer:
+                await self._reply(found)
+        _exit_soon()
+
+    async def _reply(self, found: Problem) -> None:
+        await self.ready.wait()
+        error = ErrorData(code=found.code, message=found.message)
+        await self.replies.send(
+            SessionMessage(JSONRPCError(jsonrpc="2.0", id=found.id, error=error))
+        )
+
+
+def _sdk_problem(line: str) -> Problem | None:
+    """A line :func:`problem` let through that the SDK still cannot read (a result that is
+    not an object…): Invalid Request, with its id."""
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except Exception:
+        import json
+
+        return Problem(request_id(json.loads(line)), INVALID_REQUEST, "Invalid Request")
+    return None
+
+
+def _exit_soon() -> None:
+    """The client closed stdin: the server ends by itself when no call runs; a call still
+    running (a load inside DuckDB cannot be stopped) is left behind after the grace time."""
+    timer = threading.Timer(EOF_GRACE_S, os._exit, (0,))
+    timer.daemon = True
+    timer.start()

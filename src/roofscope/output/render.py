@@ -123,8 +123,17 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def config_line(doc: dict[str, Any]) -> str | None:
+    """Which ``roofscope.toml`` (and user config) grouped the kernels, or None when only the
+    built-in rules did: a rule file picked up from the working directory is never silent."""
+    files = doc.get("config_files") or []
+    return f"grouping rules from {', '.join(files)}" if files else None
+
+
 def to_markdown(doc: dict[str, Any]) -> str:
     out = []
+    if line := config_line(doc):
+        out.append(f"_{_md_escape(line)}_\n")
     for report in doc["reports"]:
         gpu = report["gpu"]
         out.append(f"### roofscope: `{report['path']}`\n")
@@ -328,6 +337,8 @@ def _histogram_table(report: dict[str, Any]) -> Table:
 
 
 def to_table(doc: dict[str, Any], console: Console) -> None:
+    if line := config_line(doc):
+        console.print(Text(line, style="dim"), soft_wrap=True)
     for report in doc["reports"]:
         if report.get("recording") is not None:
             console.print(Text(f"{report['path']}: GPU recording", style="bold"))

@@ -60,7 +60,12 @@ def report_dict(
         if by != "group":
             entry["rows"] = r.rows(by)[:top]
         out.append(entry)
-    return {"schema_version": JSON_SCHEMA_VERSION, "reports": out, "warnings": session.warnings}
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "config_files": list(session.options.config_files),
+        "reports": out,
+        "warnings": session.warnings,
+    }
 
 
 def _timeline_dict(report: Report) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.grouping import Rule, default_rules
+from roofscope.grouping import Rule, config_files, rules_from_files
 from roofscope.hardware.ceilings import load_ceilings_file, resolve_ceilings, tensor_ops_by_type
 from roofscope.hardware.specs import GpuSpec, find_gpu, match_device_name
 from roofscope.ingest.registry import layout as layout_record
@@ -36,6 +36,8 @@ class Options:
     axis: str = "rules"  # how launches are grouped: AXES
     spec: GpuSpec | None = field(default=None, init=False)
     user_ceilings: dict[str, float] = field(default_factory=dict, init=False)
+    # the roofscope.toml (and user config) whose rules apply: said in every report's header
+    config_files: list[str] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         if self.fp16_convention not in FP16_CONVENTIONS:
@@ -47,7 +49,9 @@ class Options:
         if self.ceilings_file:
             self.user_ceilings = load_ceilings_file(self.ceilings_file)
         if self.rules is None:
-            self.rules = default_rules()
+            files = config_files()
+            self.rules = rules_from_files(files)
+            self.config_files = [str(p) for p in files]
         if self.axis not in AXES:
             raise RoofscopeError(
                 f"unknown grouping axis {self.axis!r}", hint=f"use one of {', '.join(AXES)}"
