@@ -5,9 +5,12 @@ The corpus holds hostile inputs whose point is bounded time (a gzip of blank lin
 that backtracks, a billion-row claim): this is where a regression in that shows. Each entry
 gets a fresh cache folder and no ncu/nsys on PATH; the slowest are printed, with the machine.
 
-Usage: python3 bench/bad_corpus.py [--top N] [--limit S]
+Usage: python3 bench/bad_corpus.py [--top N] [--limit S] [--bombs]
   --limit S: list the entries slower than S seconds (default 3, the old test's limit) and
   exit 1 when there is one.
+  --bombs: instead, build issue 30's decompression bombs (too large for the corpus: 256 MB of
+  blank lines under two launches, 8 M noise lines) and print each one's time and peak RSS,
+  each ``roofscope report`` in a fresh process.
 """
 
 from __future__ import annotations
@@ -47,11 +50,43 @@ def timed(name: str, scratch: Path) -> float:
     return time.perf_counter() - start
 
 
+BOMBS = {  # name: (filler, bytes of it)
+    "blank_lines_256mb.ncu-raw.csv.gz": (b"\n", 256 << 20),
+    "noise_lines_8m.ncu-raw.csv.gz": (b" \n", 16 << 20),
+}
+
+
+def bombs() -> int:
+    """Time and peak RSS of ``roofscope report BOMB --format json`` on each of ``BOMBS``."""
+    import resource
+    import subprocess
+
+    from tests.test_bounded_by_data import _gzip_with_filler, _two_launches
+
+    with tempfile.TemporaryDirectory() as scratch:
+        env = {**os.environ, "ROOFSCOPE_CACHE_DIR": scratch, "PYTHONPATH": str(REPO / "src")}
+        for name, (filler, size) in BOMBS.items():
+            path = Path(scratch) / name
+            _gzip_with_filler(path, _two_launches(), filler, size)
+            command = [sys.executable, "-m", "roofscope", "report", str(path), "--format", "json"]
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, env=env, check=False)
+            seconds = time.perf_counter() - start
+            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            print(f"{name} ({path.stat().st_size / 1024:.0f} KB): exit {done.returncode}, "
+                  f"{seconds:.1f} s, peak RSS so far {peak:.0f} MB")  # fmt: skip
+    print(f"on {platform.node()} ({os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--top", type=int, default=10, help="the N slowest (default 10)")
     parser.add_argument("--limit", type=float, default=3.0, help="flag entries slower than S")
+    parser.add_argument("--bombs", action="store_true", help="issue 30's bombs: time, peak RSS")
     args = parser.parse_args()
+    if args.bombs:
+        return bombs()
     os.environ.pop("ROOFSCOPE_DEBUG", None)
     with tempfile.TemporaryDirectory() as scratch:
         os.environ["PATH"] = scratch  # no ncu or nsys: nothing is converted

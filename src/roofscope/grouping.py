@@ -140,16 +140,56 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
 _CHECKED = frozenset(BUILTIN_RULES)
 
 _BRACKETS = re.compile(r"<[^<>]*>|\([^()]*\)|\[[^\[\]]*\]")
+_BRACKET_CHARS = re.compile(r"[<>()\[\]]")
+_OPENS = {"<": ">", "(": ")", "[": "]"}
+# Passes of _BRACKETS over a name that is not well nested (``operator<``, a stray ``>``): one
+# pass per level of nesting, so a cap keeps the work linear in the name; real names nest a
+# dozen levels at most.
+MAX_BRACKET_PASSES = 64
+
+
+def _outside_brackets(text: str) -> str | None:
+    """``text`` without its bracketed parts, in one pass over its bracket characters; None
+    when the brackets are not well nested (a closer that is not the innermost open one's, or
+    one left open). For a well-nested name this is what removing innermost pairs until none
+    is left gives, without a pass per level of nesting (which made a 1 MB ``f<f<…>>`` name
+    quadratic: issue 30)."""
+    kept: list[str] = []
+    stack: list[str] = []
+    start = 0  # where the text outside every bracket resumes
+    for hit in _BRACKET_CHARS.finditer(text):
+        char, at = hit.group(), hit.start()
+        if char in _OPENS:
+            if not stack:
+                kept.append(text[start:at])
+            stack.append(_OPENS[char])
+        elif not stack or stack.pop() != char:
+            return None
+        elif not stack:
+            start = at + 1
+    if stack:
+        return None
+    kept.append(text[start:])
+    return "".join(kept)
 
 
 def base_name(kernel: str) -> str:
-    """``void at::native::f<4, X>(int, T2)`` -> ``at::native::f``."""
+    """``void at::native::f<4, X>(int, T2)`` -> ``at::native::f``.
+
+    Linear in the name's length: well-nested brackets are removed in one pass; others (an
+    ``operator<``, a ``->``) by removing innermost pairs at most ``MAX_BRACKET_PASSES`` times.
+    """
     text = kernel.strip()
-    previous = None
-    while previous != text:
-        previous = text
-        text = _BRACKETS.sub("", text)
-    tokens = text.split()
+    outside = _outside_brackets(text)
+    if outside is None:
+        previous = None
+        for _ in range(MAX_BRACKET_PASSES):
+            if previous == text:
+                break
+            previous = text
+            text = _BRACKETS.sub("", text)
+        outside = text
+    tokens = outside.split()
     return tokens[-1] if tokens else kernel.strip() or "(unnamed)"
 
 

@@ -200,21 +200,9 @@ class Report:
         does not touch it): the JSON, the advice, the overflow check and the panes all ask."""
         with self._lock:  # the TUI's workers share the connection (diff, scaling call this)
             if self._totals is None:
-                cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))
-                row = self._con.execute(
-                    f"SELECT sum(invocations), count(DISTINCT kernel), sum(time_s * invocations), "
-                    f"{cols}, bool_and({flops_complete_sql()}) "
-                    f"FROM launch_facts WHERE report_id = {self.report_id}"
-                ).fetchall()[0]
-                self._totals = {
-                    LAUNCHES: int(row[0] or 0),
-                    "kernels": int(row[1] or 0),
-                    TIME_S: row[2],
-                    FLOPS: dict(zip(PRECISIONS, row[3:7], strict=True)),
-                    BYTES: dict(zip(LEVELS, row[7:10], strict=True)),
-                    FLOPS_COMPLETE: row[10],
-                }
+                fill_totals(self._con, [self])
             t = self._totals
+            assert t is not None
         return {**t, FLOPS: dict(t[FLOPS]), BYTES: dict(t[BYTES])}  # a copy: callers keep it
 
     def precision(self) -> list[dict[str, Any]]:
@@ -341,3 +329,31 @@ def precision_shares(
     return [
         {"precision": key, "title": title, FLOPS: v, "share": v / total} for key, title, v in parts
     ]
+
+
+def fill_totals(con: duckdb.DuckDBPyConnection, reports: list[Report]) -> None:
+    """Each report's ``totals`` in one query grouped by report: a query over ``launch_facts``
+    per report took ~30 ms to plan and run, 30 s of ``record --summary`` over 1,000
+    recordings (issue 30). The caller holds the session's lock."""
+    if not reports:
+        return
+    cols = ", ".join(f"sum({c} * invocations)" for c in (*PRECISIONS, *LEVELS))
+    ids = ", ".join(str(int(r.report_id)) for r in reports)
+    rows = {
+        row[0]: row[1:]
+        for row in con.execute(
+            f"SELECT report_id, sum(invocations), count(DISTINCT kernel), "
+            f"sum(time_s * invocations), {cols}, bool_and({flops_complete_sql()}) "
+            f"FROM launch_facts WHERE report_id IN ({ids}) GROUP BY report_id"
+        ).fetchall()
+    }
+    for report in reports:
+        row = rows.get(report.report_id, (None,) * 11)
+        report._totals = {
+            LAUNCHES: int(row[0] or 0),
+            "kernels": int(row[1] or 0),
+            TIME_S: row[2],
+            FLOPS: dict(zip(PRECISIONS, row[3:7], strict=True)),
+            BYTES: dict(zip(LEVELS, row[7:10], strict=True)),
+            FLOPS_COMPLETE: row[10],
+        }

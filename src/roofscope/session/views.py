@@ -34,7 +34,7 @@ def build_views(
     nsys report it is joined to (``Report.partner``)."""
     build_facts(con, [r.plan for r in reports])
     efficiency.build_launch_table(con, {r.report_id: r.ceilings for r in reports})
-    _flag_overflowing_totals(reports)
+    _flag_overflowing_totals(con, reports)
     apply_groups(con, grouper, axis)
     for ncu, nsys in _pair_reports(reports):
         ncu.partner = nsys
@@ -75,13 +75,17 @@ def apply_groups(con: duckdb.DuckDBPyConnection, grouper: Grouper, axis: str) ->
     )
 
 
-def _flag_overflowing_totals(reports: list[Report]) -> None:
+def _flag_overflowing_totals(con: duckdb.DuckDBPyConnection, reports: list[Report]) -> None:
     """Sums past the largest double (~1.8e308) are ``inf``, which JSON prints as null and
     tables as ``inf``: name each such total on its report, so it never reads as unmeasured.
     Launch values are finite and never negative (ingest), so any group's sum that overflows
     makes its report's total overflow too: checking the totals covers every row. The totals
-    are the report's own (``Report.totals``, queried once and kept), not a query of their own:
-    each query over ``launch_facts`` costs ~5 ms to plan."""
+    are the report's own (``Report.totals``, queried once and kept, all reports' in one query:
+    ``fill_totals``), not a query of their own: each query over ``launch_facts`` costs ~5 ms
+    to plan."""
+    from roofscope.session.report import fill_totals
+
+    fill_totals(con, [r for r in reports if r._totals is None])
     for report in reports:
         t = report.totals()
         quantities = {

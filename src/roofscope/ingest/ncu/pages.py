@@ -459,25 +459,37 @@ def _create_as(table: str, select: str) -> str:
 
 def _try_split_read(
     con: duckdb.DuckDBPyConnection, src: str, sn: Sniffed, name: str, columns: Projection
-) -> bool:
-    """Fast path for raw pages; False (and no table) when any row did not split into exactly
-    the header's fields (its last field would then not end in the closing quote)."""
+) -> int | None:
+    """Fast path for raw pages: the lines that are neither a launch nor full-width (noise)
+    are counted, not stored, so the table is bounded by the rows, not by a file of millions
+    of noise lines (issue 30); returns that count. None (and no table) when any row did not
+    split into exactly the header's fields (its last field would then not end in the closing
+    quote)."""
     first = quote_ident(_unique(sn.header)[0])
     bad = (
         f"(regexp_matches({first}, '{_INT}') AND NOT coalesce(ends_with(rs_last, '\"'), false)) "
         f"OR regexp_matches({first}, '{_INT_THEN_QUOTE}')"
     )
+    # a launch (or a row that swallowed a quote) or a full-width row (the units row), read
+    # before any value is parsed
+    key = f"ltrim({first}, '\"')"
+    keep = (
+        f"coalesce(regexp_matches({key}, '{_INT}') OR regexp_matches({key}, "
+        f"'{_INT_THEN_QUOTE}') OR {quote_ident(_unique(sn.header)[-1])} IS NOT NULL, false)"
+    )
     read_sql = _read_csv_sql(name, sn, sn.header_line + 1, True, sn.compressed, split=True)
+    kept = f"(SELECT * FROM {read_sql} WHERE {keep})"
     try:
-        con.execute(_create_as(src, _select(sn, columns, read_sql, split=True)))
+        con.execute(_create_as(src, _select(sn, columns, kept, split=True)))
         ragged = scalar(con, f"SELECT count(*) FROM {src} WHERE {bad}")
+        dropped = 0 if ragged else scalar(con, f"SELECT count(*) FROM {read_sql} WHERE NOT {keep}")
     except duckdb.Error:
         ragged = 1
     if ragged:
         con.execute(f"DROP TABLE IF EXISTS {src}")
-        return False
+        return None
     con.execute(f"ALTER TABLE {src} DROP COLUMN rs_last")
-    return True
+    return int(dropped)  # type: ignore[arg-type]
 
 
 def _arrow_read(
@@ -556,6 +568,7 @@ def ingest_ncu_csv(
     tmp: IO[str] | None = None
     small = keep_raw or os.fstat(fd).st_size <= RAW_TABLE_LIMIT
     full: pa.Table | str | None = None  # the page as pyarrow read it, or a read_csv of it
+    dropped: int | None = 0  # noise lines counted but not stored (the split read)
     try:
         loaded = False
         # NUL bytes inside the table misalign DuckDB's fields; the Python pass drops them
@@ -566,7 +579,8 @@ def ingest_ncu_csv(
                 full = page if loaded and small and sn.layout == RAW else None
                 del page  # a details page's text is in ``src`` now: not kept twice
             if not loaded and columns is not None and _all_quoted(sn):
-                loaded = _try_split_read(con, src, sn, source, columns)
+                dropped = _try_split_read(con, src, sn, source, columns)
+                loaded = dropped is not None
         # Everything else takes the Python pass: DuckDB's quoted reader on the file as it is
         # would pad a short, damaged row with NULLs without a word (decisions.md).
         if not loaded:
@@ -583,7 +597,7 @@ def ingest_ncu_csv(
         text = _read_csv_sql(source, sn, skip, False, compressed)
         if full is None and sn.layout == RAW and small:
             full = text
-        not_rows = _load_layout(con, src, sn, info, full, catalogue, text)
+        not_rows = _load_layout(con, src, sn, info, full, catalogue, text, dropped or 0)
     except BaseException:
         con.execute(f"DROP TABLE IF EXISTS {src}")
         raise
@@ -669,9 +683,10 @@ def _load_layout(
     full: pa.Table | str | None,
     catalogue: list[tuple] | None,
     text: str,
+    dropped: int = 0,
 ) -> int:
     """Load the page's launches and values; returns how many lines of the table were not
-    ncu rows."""
+    ncu rows (``dropped`` of them counted by the reader and never stored)."""
     header = _unique(sn.header)
     key_column = "Invocations" if sn.layout == SUMMARY else "ID"
     total, blank_keys = con.execute(
@@ -687,7 +702,7 @@ def _load_layout(
         _load_raw(con, src, header, info, full, catalogue or [], text)
     else:
         {DETAILS: _load_details, SUMMARY: _load_summary}[sn.layout](con, src, sn, header, info)
-    noise = total - data - (1 if sn.layout == RAW and sn.units is not None else 0)
+    noise = total + dropped - data - (1 if sn.layout == RAW and sn.units is not None else 0)
     if noise > 0:
         info.warnings.append(f"skipped {noise} line(s) inside the table that are not ncu rows")
     return noise
@@ -845,7 +860,13 @@ def _copy_raw_texts(
     import numpy as np
     import pyarrow as pa
 
-    page = full if isinstance(full, pa.Table) else con.sql(f"SELECT * FROM {full}").to_arrow_table()
+    launches = f"coalesce(regexp_matches({quote_ident('ID')}, '{_INT}'), false)"
+    # from a read_csv, only the launches' rows: never every column of every noise line
+    page = (
+        full
+        if isinstance(full, pa.Table)
+        else con.sql(f"SELECT * FROM {full} WHERE {launches}").to_arrow_table()
+    )
     con.register(_ARROW_PAGE, page.select(["ID"]))
     try:
         rows = con.sql(
