@@ -215,7 +215,9 @@ import sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 {prelude}
+import gpu_fakes
 from gpu_fakes import SyntheticSource
+gpu_fakes.T0 += float(sys.argv[4])  # each run its own hour: its samples are new ones
 from roofscope.cli import main
 from roofscope.monitor.recorder import record
 from roofscope.errors import RoofscopeError
@@ -230,11 +232,14 @@ except RoofscopeError as exc:
 
 
 def _recorder(
-    out: Path, seconds: float, rotate: float = 0.4, prelude: str = ""
+    out: Path, seconds: float, rotate: float = 0.4, prelude: str = "", start: float = 0.0
 ) -> subprocess.Popen:
+    """The recorder in a process of its own; ``start``: seconds its synthetic clock is ahead
+    (a restarted recorder of identical samples would write parts byte for byte like the last
+    run's, which a recording counts once)."""
     code = _RECORDER.format(tests=str(REPO / "tests"), prelude=prelude)
     return subprocess.Popen(
-        [sys.executable, "-c", code, str(out), str(seconds), str(rotate)],
+        [sys.executable, "-c", code, str(out), str(seconds), str(rotate), str(start)],
         stderr=subprocess.PIPE,
         text=True,
         env=_env(),
@@ -251,7 +256,7 @@ def test_recorder_killed_mid_write_leaves_only_whole_parts(tmp_path):
     out = tmp_path / "node01.parquet"
     rows = 0
     for attempt in range(3):  # each run appends; each is killed at a different moment
-        proc = _recorder(out, seconds=60)
+        proc = _recorder(out, seconds=60, start=3600.0 * attempt)
         deadline = time.monotonic() + 30
         while len(parts(out)) < 2 * (attempt + 1) and time.monotonic() < deadline:
             time.sleep(0.02)

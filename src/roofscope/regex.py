@@ -13,12 +13,13 @@ import re
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from roofscope.errors import RoofscopeError
 from roofscope.sqlutil import quote_str
+
+if TYPE_CHECKING:  # DuckDB is imported where a pattern is matched, not where rules are read:
+    import duckdb  # --help names the config file in use and imports no data stack
 
 MAX_PATTERN_CHARS = 4096  # a kernel-name pattern; a 10 MB one took minutes to check
 
@@ -46,6 +47,8 @@ def _problem(pattern: str) -> tuple[str, str] | None:
         re.compile(pattern)
     except re.error as exc:
         return f"invalid regular expression {pattern!r} ({exc})", "fix the pattern"
+    import duckdb
+
     try:
         _query(f"SELECT regexp_matches('', {quote_str(pattern)})", [])
     except duckdb.Error:
@@ -86,6 +89,8 @@ def _query(sql: str, texts: list[str], con: duckdb.DuckDBPyConnection | None = N
     # One connection per thread: callers run in Textual workers and the main thread at once.
     con = con or getattr(_local, "con", None)
     if con is None:
+        import duckdb
+
         con = _local.con = duckdb.connect()
     params = {"texts": texts} if "$texts" in sql else None
     row = con.execute(sql, params).fetchone()

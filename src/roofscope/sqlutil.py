@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
+if TYPE_CHECKING:  # imported where it is used: the regex checks of --help need no DuckDB
+    import duckdb
 
 
 def quote_ident(name: str) -> str:
@@ -47,6 +48,8 @@ def memo_one(con: duckdb.DuckDBPyConnection, sql: str) -> tuple | None:
     hit = con.execute("SELECT result FROM query_memo WHERE query = ?", [sql]).fetchall()
     if hit:
         return tuple(json.loads(hit[0][0])) or None
+    import duckdb
+
     row = one(con, sql)
     with contextlib.suppress(duckdb.Error):
         con.execute("INSERT INTO query_memo VALUES (?, ?)", [sql, json.dumps(list(row or ()))])

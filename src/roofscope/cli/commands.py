@@ -540,14 +540,12 @@ def _record(args: argparse.Namespace) -> int:
 def _record_summary(args: argparse.Namespace) -> int:
     from roofscope.output.gpu import render_summary
     from roofscope.present.text import console as plain_console
-    from roofscope.session import load
+    from roofscope.session.recordings import recording_summaries
 
     check_recordings(args.summary)
-    session = load(*args.summary)
-    try:
-        summaries = session.recording_summaries()
-    finally:
-        session.close()
+    summaries, warnings = recording_summaries(list(args.summary))
+    for warning in warnings:
+        print(f"roofscope: warning: {warning}", file=sys.stderr)
     sys.stdout.write(render_summary(summaries, args.format, plain_console(soft_wrap=False)))
     return 0
 

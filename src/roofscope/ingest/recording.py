@@ -129,18 +129,11 @@ def refuse_parquet(path: Path) -> None:
 
 
 def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
-    import pyarrow as pa
-
     info = ReportInfo(report_id, str(path), "gpu-recording")
-    table = _conform(_read(path, info.warnings), path, info)
-    table = table.append_column("seq", pa.array(range(table.num_rows), pa.int64()))
-    select = ", ".join(
-        "epoch_us(ts) / 1e6" if n == "ts" else quote_ident(n) for n, _ in RECORDING_COLUMNS
-    )
+    table = recording_table(path, report_id, info.warnings)
     con.execute(create_empty_values(report_id))  # no kernels
-    with scanned(con, rec_rows=table):
-        con.execute(f"INSERT INTO gpu_samples SELECT {report_id}, {select}, seq FROM rec_rows")
-    info.warnings += clock_jumps(con, report_id)
+    insert_samples(con, table)
+    info.warnings += clock_jumps(con, report_id).get(report_id, [])
     names = con.execute(
         "SELECT DISTINCT name FROM gpu_samples WHERE report_id = ? ORDER BY 1", [report_id]
     ).fetchall()
@@ -148,6 +141,28 @@ def ingest_recording(con: duckdb.DuckDBPyConnection, path: Path, report_id: int)
     if table.num_rows == 0:
         info.warnings.append("the recording holds no samples yet")
     return info
+
+
+def recording_table(path: Path, report_id: int, warnings: list[str]) -> pa.Table:
+    """A recording's samples in written order, in the recording schema, with ``report_id``
+    and ``seq`` (their place as written) for :func:`insert_samples`."""
+    import pyarrow as pa
+
+    info = ReportInfo(report_id, str(path), "gpu-recording")
+    table = _conform(_read(path, warnings), path, info)
+    warnings += info.warnings
+    table = table.append_column("seq", pa.array(range(table.num_rows), pa.int64()))
+    return table.append_column("report_id", pa.array([report_id] * table.num_rows, pa.int32()))
+
+
+def insert_samples(con: duckdb.DuckDBPyConnection, table: pa.Table) -> None:
+    """Rows of :func:`recording_table` (one recording's, or many concatenated) into
+    ``gpu_samples`` in one statement."""
+    select = ", ".join(
+        "epoch_us(ts) / 1e6" if n == "ts" else quote_ident(n) for n, _ in RECORDING_COLUMNS
+    )
+    with scanned(con, rec_rows=table):
+        con.execute(f"INSERT INTO gpu_samples SELECT report_id, {select}, seq FROM rec_rows")
 
 
 def _when(ts: float) -> str:
@@ -166,21 +181,34 @@ def _span(seconds: float) -> str:
     return f"{s:.0f} s" if s >= 10 else f"{s:.3g} s"
 
 
-def clock_jumps(con: duckdb.DuckDBPyConnection, report_id: int) -> list[str]:
-    """One warning per clock step of a recording (read on each host's first GPU: the GPUs of a
-    host share its clock): timestamps going back, or ahead by more than ``CLOCK_JUMP_S``."""
+def clock_jumps(
+    con: duckdb.DuckDBPyConnection, report_id: int | None = None
+) -> dict[int, list[str]]:
+    """Per recording (``report_id``, or every one in ``gpu_samples``), one warning per clock
+    step (read on each host's first GPU: the GPUs of a host share its clock): timestamps going
+    back, or ahead by more than ``CLOCK_JUMP_S``. One query for all of them."""
+    where = "WHERE report_id = ?" if report_id is not None else ""
     rows = con.execute(
-        """
+        f"""
         WITH s AS (
-            SELECT host, gpu, seq, ts, min(gpu) OVER (PARTITION BY host) AS first_gpu,
-                ts - lag(ts) OVER (PARTITION BY host, gpu ORDER BY seq) AS dt
-            FROM gpu_samples WHERE report_id = ?
+            SELECT report_id, host, gpu, seq, ts,
+                min(gpu) OVER (PARTITION BY report_id, host) AS first_gpu,
+                ts - lag(ts) OVER (PARTITION BY report_id, host, gpu ORDER BY seq) AS dt
+            FROM gpu_samples {where}
         )
-        SELECT host, ts - dt AS before, ts AS after, dt FROM s
-        WHERE (dt < 0 OR dt > ?) AND gpu IS NOT DISTINCT FROM first_gpu ORDER BY seq
+        SELECT report_id, host, ts - dt AS before, ts AS after, dt FROM s
+        WHERE (dt < 0 OR dt > ?) AND gpu IS NOT DISTINCT FROM first_gpu
+        ORDER BY report_id, seq
         """,
-        [report_id, CLOCK_JUMP_S],
+        [*([report_id] if report_id is not None else []), CLOCK_JUMP_S],
     ).fetchall()
+    by_report: dict[int, list[tuple]] = {}
+    for rid, *jump in rows:
+        by_report.setdefault(rid, []).append(tuple(jump))
+    return {rid: _jump_words(jumps) for rid, jumps in by_report.items()}
+
+
+def _jump_words(rows: list[tuple]) -> list[str]:
     out = []
     for host, before, after, dt in rows[:3]:
         where = f" on {host}" if host else ""

@@ -151,7 +151,7 @@ COLUMNS: tuple[Column, ...] = (
     _q(ai_key("dram"), u.num, 8, (GROUP, LAUNCH), **_FLOPS_BOUND),
     _q(ai_key("l2"), u.num, 8, (GROUP,), (TABLE, MARKDOWN), **_FLOPS_BOUND),
     _q(BOUND, u.text, 15, (GROUP,), (PANE, MARKDOWN), left=True, short=roof),
-    Column(BOUND, "roof", "roof", roof, 8, frozenset((GROUP,)), frozenset((TABLE,)), left=True),
+    Column(BOUND, "roof", "roof", roof, 10, frozenset((GROUP,)), frozenset((TABLE,)), left=True),
     _q(EFFICIENCY, u.frac, 5, (GROUP, LAUNCH), mark=u.AT_LEAST),
     *(_q(k, u.frac, w, (LAUNCH,)) for k, w in zip(UTIL_EFF, (6, 5, 5), strict=True)),
     _q(HEADROOM_S, u.time, 9, (GROUP,), mark=u.AT_MOST),

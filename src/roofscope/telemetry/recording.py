@@ -265,7 +265,7 @@ def read_recorded(path: Path, warnings: list[str] | None = None) -> pa.Table:
                 hint="delete that part (or move it out of the folder); the others are complete",
             )
         try:
-            tables.append(pq.read_table(part))
+            tables.append(pq.ParquetFile(part).read())  # not read_table: no dataset to plan
         except (OSError, pa.ArrowException) as exc:
             raise RoofscopeError(
                 f"unreadable recording part {part.name} ({str(exc).splitlines()[0][:120]})",

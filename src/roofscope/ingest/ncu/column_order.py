@@ -38,11 +38,24 @@ INTEGER_COLUMNS = ("ID", "Process ID", "Context", "Stream", "Device")
 _FLOAT_INTEGER = re.compile(r"^\s*(\d+)\.0*\s*$")  # "12.0", as pandas writes an int column
 
 
+BEFORE_NVTX = ID_COLUMNS[: ID_COLUMNS.index("Kernel Name")]  # ID … Host Name
+
+
+def nvtx_columns(header: list[str]) -> list[int]:
+    """Where ``--nvtx`` columns are (``thread Domain:Push/Pop_Range:…``, found by name, as ncu
+    puts them between ``Host Name`` and ``Kernel Name``, where the readers look for them)."""
+    return [i for i, c in enumerate(header) if "Domain:" in c and "_Range:" in c]
+
+
 def in_ncu_order(header: list[str]) -> list[int]:
-    """The positions of ``header``'s columns in ncu's order: the identification columns
-    first, as ncu orders them, then every other column in the order it has."""
-    ids = [header.index(c) for c in ID_COLUMNS if c in header]
-    return ids + [i for i, c in enumerate(header) if c not in ID_COLUMNS]
+    """The positions of ``header``'s columns in ncu's order: the identification columns as
+    ncu orders them, the NVTX columns after ``Host Name``, then every other column in the
+    order it has."""
+    nvtx = nvtx_columns(header)
+    first = [header.index(c) for c in BEFORE_NVTX if c in header]
+    then = [header.index(c) for c in ID_COLUMNS if c in header and c not in BEFORE_NVTX]
+    placed = set(first) | set(nvtx) | set(then)
+    return first + nvtx + then + [i for i in range(len(header)) if i not in placed]
 
 
 def needs_reorder(sniffed: Sniffed) -> bool:

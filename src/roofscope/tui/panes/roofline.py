@@ -27,6 +27,7 @@ from roofscope.present.text import shown
 from roofscope.present.units import cut
 from roofscope.quantities import (
     AI,
+    BOUND_BASIS,
     FLOP_PER_S,
     FLOPS,
     LEVEL_TITLES,
@@ -141,6 +142,10 @@ class RooflinePane(Pane, can_focus=True):
         selected = self._selected_name()
         points, links = [], []
         for i, r in enumerate(rows):  # by time, longest first
+            if r.get(BOUND_BASIS) == "utilisation":
+                # FLOPs incomplete and the utilisations name another roof than the measured
+                # precisions' point: that point is no place to draw the row (docs/metrics.md §3)
+                continue
             pick = r["name"] == selected
             name = shown(r["name"])  # a name from the file is data: control characters visible
             tag = cut(name, 24) if pick else _rank_tag(i)
