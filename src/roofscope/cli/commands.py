@@ -544,9 +544,11 @@ def _record_summary(args: argparse.Namespace) -> int:
 
     check_recordings(args.summary)
     summaries, warnings = recording_summaries(list(args.summary))
-    for warning in warnings:
-        print(f"roofscope: warning: {warning}", file=sys.stderr)
-    sys.stdout.write(render_summary(summaries, args.format, plain_console(soft_wrap=False)))
+    if args.format != "json":  # the JSON carries them
+        for warning in warnings:
+            print(f"roofscope: warning: {warning}", file=sys.stderr)
+    console = plain_console(soft_wrap=False)
+    sys.stdout.write(render_summary(summaries, args.format, console, warnings))
     return 0
 
 

@@ -88,11 +88,16 @@ def _print(console: Console, title: str, columns: Sequence[Column], rows: list[l
 
 
 def render_summary(
-    summaries: list[dict[str, Any]], fmt: str, console: Console | None = None
+    summaries: list[dict[str, Any]],
+    fmt: str,
+    console: Console | None = None,
+    warnings: list[str] | None = None,
 ) -> str:
-    """``summaries``: :meth:`GpuSummary.to_dict` of every GPU."""
+    """``summaries``: :meth:`GpuSummary.to_dict` of every GPU; ``warnings``: what reading the
+    recordings found (a repeated part, a clock step), in the JSON as ``warnings`` (the
+    other formats print them to stderr, from the caller)."""
     if fmt == "json":
-        return dumps({"gpus": summaries})
+        return dumps({"gpus": summaries, "warnings": warnings or []})
     rows = _rows(shown_doc(summaries), SUMMARY_COLUMNS)
     if fmt == "table":
         _print(console or plain_console(), "GPU recording summary", SUMMARY_COLUMNS, rows)

@@ -152,6 +152,21 @@ def parts(path: Path) -> list[Path]:
 def part_problem(part: Path) -> str | None:
     """Why a part cannot be read as a recording part (empty, not Parquet, damaged, unmarked);
     None when it can. pyarrow is imported only for a file that starts like Parquet."""
+    problem = _head_problem(part)
+    if problem is not None:
+        return problem
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_schema(part).metadata
+    except (OSError, pa.ArrowException) as exc:
+        return _damaged(exc)
+    return _marker_problem(metadata)
+
+
+def _head_problem(part: Path) -> str | None:
+    """Empty, or not starting like Parquet: read from the first bytes alone."""
     try:
         if part.stat().st_size == 0:
             return "empty: 0 bytes"
@@ -160,14 +175,12 @@ def part_problem(part: Path) -> str | None:
                 return "not a Parquet file"
     except OSError as exc:
         return _damaged(exc)
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    return None
 
-    try:
-        metadata = pq.read_schema(part).metadata or {}
-    except (OSError, pa.ArrowException) as exc:
-        return _damaged(exc)
-    if MARKER not in metadata:
+
+def _marker_problem(metadata: dict[bytes, bytes] | None) -> str | None:
+    """No recording marker, or one of another format version, in a part's schema metadata."""
+    if not metadata or MARKER not in metadata:
         return "no roofscope.recording marker"
     return _newer(metadata[MARKER])
 
@@ -250,7 +263,17 @@ def read_recorded(path: Path, warnings: list[str] | None = None) -> pa.Table:
             continue
         if digest is not None:
             seen[digest] = part.name
-        problem = part_problem(part)
+        # one ParquetFile per part: its schema says the marker and version, then it reads
+        problem = _head_problem(part)
+        table = None
+        if problem is None:
+            try:
+                parquet = pq.ParquetFile(part)
+                problem = _marker_problem(parquet.schema_arrow.metadata)
+                if problem is None or problem == "no roofscope.recording marker":
+                    table = parquet.read()
+            except (OSError, pa.ArrowException) as exc:
+                problem = _damaged(exc)
         if problem is not None and problem.startswith(OTHER_FORMAT):
             reason, _, hint = problem.partition(" (pip")
             raise RoofscopeError(
@@ -258,20 +281,13 @@ def read_recorded(path: Path, warnings: list[str] | None = None) -> pa.Table:
                 path=str(path),
                 hint=f"pip{hint.rstrip(')')}" if hint else "record it again with this roofscope",
             )
-        if problem is not None and problem != "no roofscope.recording marker":
+        if table is None:
             raise RoofscopeError(
                 f"unreadable recording part {part.name} ({problem})",
                 path=str(path),
                 hint="delete that part (or move it out of the folder); the others are complete",
             )
-        try:
-            tables.append(pq.ParquetFile(part).read())  # not read_table: no dataset to plan
-        except (OSError, pa.ArrowException) as exc:
-            raise RoofscopeError(
-                f"unreadable recording part {part.name} ({str(exc).splitlines()[0][:120]})",
-                path=str(path),
-                hint="delete that part (or move it out of the folder); the others are complete",
-            ) from exc
+        tables.append(table)
     return (
         pa.concat_tables(tables, promote_options="default")
         if tables
