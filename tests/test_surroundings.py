@@ -225,10 +225,11 @@ def test_ctrl_c_a_fallback_swallowed_still_ends_with_130(tmp_path, monkeypatch):
 
 
 SLOW_QUERY = """
-import sys, duckdb
+import sys
 from roofscope.cli import commands
+from roofscope.interrupts import connect  # how roofscope opens every connection
 def report(args):
-    con = duckdb.connect()
+    con = connect()
     print("ready", file=sys.stderr, flush=True)
     con.execute("SELECT count(*) FROM range(1000000000000) t(i) WHERE i % 7 = 3").fetchall()
     return 0

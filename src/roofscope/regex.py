@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from roofscope.errors import RoofscopeError
+from roofscope.interrupts import connect
 from roofscope.sqlutil import quote_str
 
 if TYPE_CHECKING:  # DuckDB is imported where a pattern is matched, not where rules are read:
@@ -89,9 +90,7 @@ def _query(sql: str, texts: list[str], con: duckdb.DuckDBPyConnection | None = N
     # One connection per thread: callers run in Textual workers and the main thread at once.
     con = con or getattr(_local, "con", None)
     if con is None:
-        import duckdb
-
-        con = _local.con = duckdb.connect()
+        con = _local.con = connect()
     params = {"texts": texts} if "$texts" in sql else None
     row = con.execute(sql, params).fetchone()
     return row[0] if row else []

@@ -31,6 +31,7 @@ import duckdb
 from roofscope.errors import DEBUG_ENV, RoofscopeError, debug
 from roofscope.ingest.nsys.parquet import is_parquet_dir
 from roofscope.ingest.sniff import check_input, sidecars
+from roofscope.interrupts import connect
 from roofscope.schema import DDL, SCHEMA_VERSION
 from roofscope.sqlutil import insert_rows
 from roofscope.telemetry.recording import broken_parts, is_recording, parts
@@ -41,7 +42,7 @@ BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
 
 
 def _connect(database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    con = duckdb.connect(database, read_only=read_only)
+    con = connect(database, read_only=read_only)
     # DuckDB draws a progress bar on the terminal for queries over ~2 s; never on ours.
     con.execute("SET enable_progress_bar = false")
     return con

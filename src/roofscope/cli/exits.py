@@ -20,8 +20,10 @@ import os
 import signal
 import sys
 import threading
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import Any, TextIO
+
+from roofscope.interrupts import Watch
 
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command Ctrl+C stopped
 PIPE_CLOSED = 128 + signal.SIGPIPE  # 141, what a shell reports for `cat big | head`
@@ -85,39 +87,28 @@ class _ClosedStdout(io.TextIOBase):
 class Surroundings:
     """The guard around one ``main`` call; ``interrupted`` says whether Ctrl+C came.
 
-    SIGINT keeps Python's own handler: DuckDB interrupts a running query on it, and with any
-    other handler installed it now and then misses the signal and runs on (3 of 12 tries,
-    measured; docs/decisions.md). Whether one came is read from a wakeup pipe
-    (``signal.set_wakeup_fd``), which the interpreter writes the signal number to whatever
-    the handler, so an interrupt DuckDB or a reader's fallback turned into another error is
-    still known as one."""
+    Its SIGINT handler remembers the interrupt before raising ``KeyboardInterrupt``, so one
+    DuckDB or a reader's fallback turned into another error still ends the command as one;
+    and :class:`roofscope.interrupts.Watch` interrupts every open DuckDB connection as the
+    signal arrives, since the handler itself runs only once DuckDB gives the main thread back
+    (under load DuckDB missed half the Ctrl+Cs without it, docs/decisions.md)."""
 
     def __init__(self) -> None:
         self._seen = False
         self._stdout: Any = None
-        self._pipe: tuple[int, int] | None = None
-        self._old_fd = -1
+        self._handler: Any = None
+        self._watch = Watch()
 
     @property
     def interrupted(self) -> bool:
-        if not self._seen and self._pipe is not None:
-            with contextlib.suppress(BlockingIOError):  # nothing written: no signal came
-                self._seen = signal.SIGINT in os.read(self._pipe[0], 512)
-        return self._seen
+        return self._seen or self._watch.seen
 
     def __enter__(self) -> Surroundings:
         self._stdout = sys.stdout
         sys.stdout = _GuardedStdout(sys.stdout or _ClosedStdout())  # type: ignore[assignment]
         if threading.current_thread() is threading.main_thread():
-            read, write = os.pipe()
-            os.set_blocking(read, False)
-            os.set_blocking(write, False)
-            try:
-                self._old_fd = signal.set_wakeup_fd(write, warn_on_full_buffer=False)
-                self._pipe = (read, write)
-            except ValueError:  # not the main thread of the main interpreter
-                os.close(read)
-                os.close(write)
+            self._handler = signal.signal(signal.SIGINT, self._on_sigint)
+            self._watch.__enter__()
         return self
 
     def __exit__(
@@ -125,12 +116,13 @@ class Surroundings:
     ) -> None:
         if isinstance(sys.stdout, _GuardedStdout):
             sys.stdout = self._stdout
-        if self._pipe is not None:
-            _ = self.interrupted  # read before the pipe goes
-            signal.set_wakeup_fd(self._old_fd)
-            for fd in self._pipe:
-                os.close(fd)
-            self._pipe = None
+        self._watch.__exit__(kind, exc, tb)
+        if self._handler is not None:
+            signal.signal(signal.SIGINT, self._handler)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        self._seen = True
+        raise KeyboardInterrupt
 
     def flush(self) -> None:
         """Write out what standard output still holds: a full disk shows here, not at the

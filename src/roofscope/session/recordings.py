@@ -15,10 +15,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from roofscope.analysis.recording import summarise
 from roofscope.ingest.recording import clock_jumps, insert_samples, recording_table
+from roofscope.interrupts import connect
 from roofscope.schema import GPU_SAMPLES
 
 
@@ -41,7 +40,7 @@ def recording_summaries(paths: list[str]) -> tuple[list[dict[str, Any]], list[st
         found: list[str] = []
         tables.append(recording_table(Path(path), report_id, found))
         warnings += [(report_id, w) for w in found]
-    con = duckdb.connect()
+    con = connect()
     try:
         con.execute(GPU_SAMPLES.ddl())
         if tables:

@@ -46,6 +46,7 @@ from roofscope.ingest.nsys.tables import (
 )
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import duckdb_name, open_input, sidecars
+from roofscope.interrupts import connect as duckdb_connect
 from roofscope.metrics import drop_facts
 from roofscope.schema import VALUES_R
 from roofscope.sqlutil import insert_rows, quote_ident, scanned
@@ -241,7 +242,7 @@ class ParquetExport:
     (``rowid`` = row number + 1, as in the SQLite export)."""
 
     def __init__(self, directory: Path):
-        self.con = duckdb.connect()
+        self.con = duckdb_connect()
         self.tables: dict[str, set[str]] = {}
         self._fds: list[int] = []  # DuckDB reads each table by descriptor, never by name
         for file in sorted(directory.glob("*.parquet")):
