@@ -29,6 +29,7 @@ class Point:
     series: int = 0  # which report, when several share a chart (Compare)
     tag: str = ""  # drawn beside the marker: the top groups' numbers, the selection's name
     level: str = ""  # dram | l2 | l1: the diagonal that bounds it (its marker, hierarchically)
+    at_least: bool = False  # FLOPs a lower bound (a precision not measured): AI and FLOP/s ≥
 
 
 @dataclass(frozen=True)
@@ -493,10 +494,11 @@ def legend(
             pieces += [lead + items[0], *items[1:]]
     lines = _packed(pieces, width) if pieces else []
     if selected is not None:
+        bound = "≥ " if selected.at_least else ""  # FLOPs with a precision not measured
         lines.append(
             Text(
-                f"▶ {selected.name}: AI({level}) {selected.ai:.3g} FLOP/B, "
-                f"{si(selected.flop_per_s, 'FLOP/s')}, {selected.share:.1%} of time"
+                f"▶ {selected.name}: AI({level}) {bound}{selected.ai:.3g} FLOP/B, "
+                f"{bound}{si(selected.flop_per_s, 'FLOP/s')}, {selected.share:.1%} of time"
             )
         )
     return lines

@@ -30,6 +30,7 @@ from roofscope.quantities import (
     BOUND_BASIS,
     FLOP_PER_S,
     FLOPS,
+    FLOPS_COMPLETE,
     LEVEL_TITLES,
     LEVELS_OUTERMOST_FIRST,
     PRECISION_TITLES,
@@ -158,6 +159,7 @@ class RooflinePane(Pane, can_focus=True):
                     (r[TIME_PCT] or 0.0) / 100,
                     pick,
                     level=level,
+                    at_least=r.get(FLOPS_COMPLETE) is False,
                 )
                 for level in levels
             ]
