@@ -467,3 +467,26 @@ async def test_efficiency_follows_the_selection_and_selects_only_when_moved(in_t
         await pilot.press("4")
         await settle(app, pilot)
         assert repr(app.state.group) in str(app.query_one("#detail-title").render())
+
+
+async def test_q_while_panes_are_still_built_leaves_cleanly(in_tmp_cwd):
+    """``q`` right after the first screen, while the later panes mount: a Select of the Runs
+    pane looked for its overlay as the app took it down (Textual's ``NoMatches``; CI, 1 of 6
+    cold opens on a loaded machine) and the exit became an internal error, code 1. Once the
+    user asked to leave, that is no error; before, it still is one."""
+    from textual.css.query import NoMatches
+
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await opened(app, pilot)
+        app.exit()
+        app._handle_exception(NoMatches("No nodes match 'SelectOverlay' on Select(id='run-model')"))
+        await pilot.pause()
+    assert app.return_code == 0 and app.fatal_line is None
+    broken = RoofscopeApp([RESNET])
+    with pytest.raises(NoMatches):  # Textual's test harness raises what ended the app
+        async with broken.run_test(size=(100, 30)) as pilot:
+            await opened(broken, pilot)
+            broken._handle_exception(NoMatches("a pane's own bug"))
+            await pilot.pause()
+    assert broken.return_code == 1 and (broken.fatal_line or "").startswith("roofscope: internal")

@@ -10,6 +10,7 @@ it.
 from __future__ import annotations
 
 from textual.app import App
+from textual.css.query import NoMatches
 from textual.worker import WorkerFailed
 
 from roofscope.errors import RoofscopeError, debug, internal_error
@@ -32,6 +33,14 @@ class OneLineErrors(App):
     """Mixed into every roofscope app, ahead of :class:`textual.app.App`."""
 
     fatal_line: str | None = None  # what ended the app, for the CLI to print
+
+    def _handle_exception(self, error: Exception) -> None:
+        if isinstance(error, NoMatches) and getattr(self, "_exit", False) and not self.return_code:
+            # ``q`` while the panes after the first screen were still being built: a Select
+            # looked for its overlay as the app took its children down (seen in CI, 1 of 6
+            # cold opens on a loaded machine). The user asked to leave; nothing is lost.
+            return
+        super()._handle_exception(error)
 
     def _fatal_error(self) -> None:
         error = self._exception  # the first one, which Textual's handler just recorded
