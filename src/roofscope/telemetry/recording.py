@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from collections import Counter
 from dataclasses import fields
 from functools import cache
 from pathlib import Path
@@ -253,8 +254,12 @@ def read_recorded(path: Path, warnings: list[str] | None = None) -> pa.Table:
     require_recording(path)
     tables = []
     seen: dict[str, str] = {}
-    for part in parts(path):
-        digest = _digest(part)
+    found = parts(path)
+    sizes = [_size(part) for part in found]
+    shared = {size for size, n in Counter(sizes).items() if n > 1 and size is not None}
+    for part, size in zip(found, sizes, strict=True):
+        # only a part whose size another shares can repeat it: the rest are not hashed
+        digest = _digest(part) if size in shared else None
         if digest is not None and digest in seen:
             if warnings is not None:
                 warnings.append(
@@ -293,6 +298,13 @@ def read_recorded(path: Path, warnings: list[str] | None = None) -> pa.Table:
         if tables
         else arrow_schema().empty_table()
     )
+
+
+def _size(part: Path) -> int | None:
+    try:
+        return part.stat().st_size
+    except OSError:
+        return None
 
 
 def _digest(part: Path) -> str | None:
