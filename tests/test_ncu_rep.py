@@ -14,6 +14,8 @@ import gzip
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -192,24 +194,78 @@ def test_the_reader_is_found_in_an_nsight_compute_install(monkeypatch, tmp_path)
     assert ncu_rep.find_reader() is None
 
 
-def test_the_page_is_the_same_read_in_slices_by_several_processes(tmp_path, monkeypatch):
-    """Large reports are read in slices by up to four processes: the files they join into are
-    those of one process reading every launch."""
-    from roofscope.ingest.ncu import report_worker as worker
+SLICED = [
+    # 12 launches of one metric set: three slices of 4, joined as they are
+    ("esmm-a10g-12kernels.ncu-rep", 4, 3, 1 << 40),
+    # two metric sets among 5 launches: a slice of one launch lacks the other set's columns
+    ("sglang-h800-5kernels.ncu-rep", 1, 4, 1 << 40),
+    # 4 of 5 launches inside NVTX ranges: a slice without one gets the NVTX column put back
+    ("kernels5_full_h100.ncu-rep.gz", 1, 4, 1 << 40),
+    # a process that grew by its budget hands the rest of its slice to a fresh one: here
+    # every process reads one launch, as a process of PyPI's module would on a large report
+    ("kernels5_full_h100.ncu-rep.gz", 5, 1, 1),
+    ("esmm-a10g-12kernels.ncu-rep", 6, 2, 1),
+]
 
-    path = SHARED / "ncurep" / "esmm-a10g-12kernels.ncu-rep"
+
+CONVERT = """
+import sys
+from pathlib import Path
+from roofscope.ingest.ncu import report_worker as worker
+if __name__ == "__main__":
+    worker.MIN_SLICE = int(sys.argv[3])
+    worker._jobs = lambda: int(sys.argv[4])
+    worker.GROWTH_BUDGET = int(sys.argv[5])
+    worker.convert(Path(sys.argv[1]), Path(sys.argv[2]))
+"""
+
+
+@pytest.mark.parametrize(("name", "min_slice", "jobs", "budget"), SLICED)
+def test_the_page_is_the_same_read_in_slices_by_several_processes(
+    tmp_path, name, min_slice, jobs, budget
+):
+    """Large reports are read in slices by up to four processes, one load each: the files
+    they join into are those of one process reading every launch, also where one slice saw
+    fewer metrics or no NVTX range. Each reading runs in a fresh process, as the worker does:
+    NVIDIA's module gives a derived metric's unit as ``inst`` or ``thread`` depending on what
+    the process loaded before (ncu's own exports differ the same way; both are counts)."""
+    path = (OURS if name.endswith(".gz") else SHARED / "ncurep") / name
     if not path.exists():
         pytest.skip("shared samples absent")
+    if name.endswith(".gz"):
+        plain = tmp_path / name.removesuffix(".gz")
+        plain.write_bytes(gzip.decompress(path.read_bytes()))
+        path = plain
     whole, sliced = tmp_path / "whole", tmp_path / "sliced"
-    whole.mkdir()
-    sliced.mkdir()
-    worker.convert(path, whole)
-    monkeypatch.setattr(worker, "CHUNK", 5)  # 12 launches: slices of 5, 5 and 2
-    monkeypatch.setattr(worker, "_jobs", lambda: 2)
-    worker.convert(path, sliced)
-    for name in ("raw.csv", "rules.csv", "sources.csv", "meta.json"):
-        assert (whole / name).read_bytes() == (sliced / name).read_bytes(), name
+    cuts = (str(min_slice), str(jobs), str(budget))
+    for out, args in ((whole, ("250", "1", str(1 << 40))), (sliced, cuts)):
+        out.mkdir()
+        subprocess.run(
+            [sys.executable, "-c", CONVERT, str(path), str(out), *args], check=True, timeout=300
+        )
+    for part in ("raw.csv", "rules.csv", "sources.csv", "meta.json"):
+        assert (whole / part).read_bytes() == (sliced / part).read_bytes(), part
     assert sorted(p.name for p in sliced.iterdir()) == sorted(p.name for p in whole.iterdir())
+
+
+def test_the_worker_loads_no_native_library_before_nvidias_reader(tmp_path):
+    """Nsight Compute 2025.3.1's ``ncu_report`` crashes (SIGSEGV in ``IMetric.unit``) in a
+    process that loaded DuckDB or pyarrow before it: seen on the GPU machine for every report,
+    never when it was imported first (tools/device/ncu_rep_unit_probe.py). The worker's
+    imports up to NVIDIA's module, package ``__init__`` files included, stay native-free."""
+    stand_in = tmp_path / "reader"
+    stand_in.mkdir()
+    (stand_in / "ncu_report.py").write_text(
+        "import sys\n"
+        "native = {'duckdb', 'pyarrow', 'numpy', 'pandas', 'textual'}\n"
+        "print('before ncu_report:', sorted({m.split('.')[0] for m in sys.modules} & native))\n"
+        "sys.exit(3)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(stand_in), *sys.path]))
+    argv = [sys.executable, "-m", "roofscope.ingest.ncu.report_worker", "r", str(tmp_path)]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.strip() == "before ncu_report: []"
 
 
 def test_a_reader_that_crashes_falls_back_to_ncu_and_says_so(tmp_path, monkeypatch):

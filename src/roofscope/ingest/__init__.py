@@ -9,6 +9,10 @@ The readers are imported when a file of their format is read, never with this pa
 cache's readers (``roofscope report`` of a cached export, the TUI) import ``roofscope.ingest``
 through the store and must not pay for pyarrow (the nsys and recording readers) or the
 CSV readers. The detectors tried on every file are the cheap ones, on the first bytes.
+
+Importing this package loads no native library (the registry waits for ``ingest_file``): the
+``.ncu-rep`` worker runs under it, and Nsight Compute 2025.3.1's ``ncu_report`` crashes in
+``IMetric.unit`` in a process that loaded DuckDB or pyarrow first.
 """
 
 from __future__ import annotations
@@ -16,7 +20,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from roofscope.ingest.registry import layout, reader_for
 from roofscope.ingest.report_info import ReportInfo
 from roofscope.ingest.sniff import check_input
 
@@ -38,6 +41,8 @@ _SUFFIX_KINDS = {
 
 def ingest_file(con: duckdb.DuckDBPyConnection, path: Path, report_id: int) -> ReportInfo:
     """Load one export through the reader that claims it (``registry.READERS``)."""
+    from roofscope.ingest.registry import layout, reader_for
+
     check_input(path)  # before anything opens it: a FIFO would block the first open
     info = reader_for(path).ingest(con, path, report_id)
     kind = layout(info.layout)

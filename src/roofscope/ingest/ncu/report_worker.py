@@ -174,7 +174,8 @@ def _hottest(action: Any, launch_id: int) -> list[list[str]]:
     ]
 
 
-CHUNK = 500  # launches a process reads per load of the report: its memory stays bounded
+MIN_SLICE = 250  # launches: a smaller report is read by one process (a load costs seconds)
+GROWTH_BUDGET = 128 << 20  # bytes a reading process may grow by before it hands on the rest
 RULES, HOT = ".rules", ".hot"  # beside each part: its rule rows, its hottest instructions
 HOT_COLUMNS = ("ID", "address", "instruction", "samples", "share")
 
@@ -188,15 +189,27 @@ def _actions(context: Any) -> list[tuple[int, int]]:
     ]
 
 
-def _survey(report: str, where: list[tuple[int, int]]) -> tuple[list[str], list[int], bool]:
-    """The metric names of these launches, in the order first seen; the launches (by their
-    place in ``where``) that have none at all, as NVIDIA's reader returns a cut report's last
-    launch, without an error; and whether any ran inside an NVTX push/pop range."""
-    context = ncu_report.load_report(report)
+def _header(with_nvtx: bool) -> list[str]:
+    return [*ID_COLUMNS, *([NVTX_COLUMN] if with_nvtx else []), "Kernel Name", *AFTER_NAME]
+
+
+def _survey(
+    context: Any, where: list[tuple[int, int]], budget: int
+) -> tuple[list[str], list[int], bool, int, int]:
+    """The metric names of these launches, sorted; the launches (by their place in ``where``)
+    that have none at all, as NVIDIA's reader returns a cut report's last launch, without an
+    error; whether any ran inside an NVTX push/pop range; how many launches were surveyed (at
+    least one, then until the process grew by half the budget); and the bytes it held after
+    the first launch (the module reads what it needs of the report then)."""
     seen: dict[str, None] = {}
     bare = []
     nvtx = False
+    count = base = 0
     for i, (r, a) in enumerate(where):
+        if i == 1:
+            base = _held()
+        elif i and _held() > base + budget // 2:
+            break
         action = context.range_by_idx(r).action_by_idx(a)
         names = action.metric_names()
         if not len(names):
@@ -205,19 +218,33 @@ def _survey(report: str, where: list[tuple[int, int]]) -> tuple[list[str], list[
             if ":" not in name:  # breakdown: and group: entries are no metrics
                 seen.setdefault(name)
         nvtx = nvtx or bool(_nvtx(action))
-    return list(seen), bare, nvtx
+        count = i + 1
+    return sorted(seen), bare, nvtx, count, base
 
 
-def _header(with_nvtx: bool) -> list[str]:
-    return [*ID_COLUMNS, *([NVTX_COLUMN] if with_nvtx else []), "Kernel Name", *AFTER_NAME]
+def _held() -> int:
+    """Bytes this process holds now (its resident set); 0 where /proc is not there."""
+    try:
+        with open("/proc/self/statm", "rb") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
-def _part(job: tuple[str, list[tuple[int, int]], int, list[str], str, bool]) -> dict[str, str]:
-    """Write the rows of one slice of launches (numbered from ``first``) to ``part`` (its rule
-    rows and hottest instructions beside it); the units of the metrics it saw come back (a
-    unit is the same for every launch)."""
-    report, where, first, names, part, with_nvtx = job
+def _slice(job: tuple[str, list[tuple[int, int]], int, str, int]) -> dict[str, Any]:
+    """Read launches of one contiguous slice (numbered from ``first``) in one load of the
+    report: a survey of their metric names, then their rows, written to ``part`` with its rule
+    rows and hottest instructions beside it. The part's columns are its own (its names, its
+    NVTX column where it saw one); what comes back says which, with the units it saw (a unit
+    is the same for every launch), the launches without metrics and how many launches it
+    read. It stops early where the process grew by ``budget`` bytes: PyPI's ncu-report
+    2026.3.1 keeps what every call allocated until the process ends (0.3 MiB a launch of the
+    basic set, 7 MiB of the full set), so the rest of the slice goes to a fresh process;
+    Nsight Compute 2025.3.1's module stays flat and reads a slice in one go."""
+    report, where, first, part, budget = job
     context = ncu_report.load_report(report)
+    names, bare, with_nvtx, surveyed, base = _survey(context, where, budget)
+    where = where[:surveyed]
     units: dict[str, str] = {}
     header = _header(with_nvtx)
     with (
@@ -228,7 +255,10 @@ def _part(job: tuple[str, list[tuple[int, int]], int, list[str], str, bool]) -> 
         rows = csv.writer(raw, quoting=csv.QUOTE_ALL, lineterminator="\n")
         rules = csv.writer(rule_file, lineterminator="\n")
         hot = csv.writer(hot_file, lineterminator="\n")
+        read = 0
         for offset, (r, a) in enumerate(where):
+            if offset and _held() > base + budget:
+                break
             action = context.range_by_idx(r).action_by_idx(a)
             launch_id = first + offset
             identity = _identity(action, launch_id)
@@ -247,7 +277,16 @@ def _part(job: tuple[str, list[tuple[int, int]], int, list[str], str, bool]) -> 
             rows.writerow(row)
             rules.writerows(_rules(action, launch_id))
             hot.writerows(_hottest(action, launch_id))
-    return units
+            read = offset + 1
+    return {
+        "first": first,
+        "read": read,
+        "part": part,
+        "names": names,
+        "nvtx": with_nvtx,
+        "units": units,
+        "bare": [first + i for i in bare if i < read],
+    }
 
 
 def _jobs() -> int:
@@ -261,9 +300,7 @@ def _jobs() -> int:
 
 
 def convert(report: Path, out: Path) -> dict[str, Any]:
-    """The four files for ``report`` in ``out``; slices of launches are read by up to four
-    processes, each loading the report for its own slice (the module loads lazily: what a
-    process holds is its slice)."""
+    """The four files for ``report`` in ``out``, from the parts :func:`_read` wrote."""
     context = ncu_report.load_report(str(report))
     where = _actions(context)
     ranges = context.num_ranges()
@@ -275,70 +312,100 @@ def convert(report: Path, out: Path) -> dict[str, Any]:
             f"application passes): the launches of all of them are read, numbered in report "
             f"order"
         )
-    slices = [where[i : i + CHUNK] for i in range(0, len(where), CHUNK)]
-    firsts = [i * CHUNK for i in range(len(slices))]
-    parts = [str(out / f"part{i:05d}.csv") for i in range(len(slices))]
-    pool = _pool(len(slices))
-    try:
-        surveys = list(pool.map(_survey, [str(report)] * len(slices), slices))
-        names = sorted({name for found, _, _ in surveys for name in found})
-        bare = [
-            first + i for first, (_, gone, _) in zip(firsts, surveys, strict=True) for i in gone
-        ]
-        with_nvtx = any(nvtx for _, _, nvtx in surveys)
-        jobs = [
-            (str(report), launches, first, names, part, with_nvtx)
-            for launches, first, part in zip(slices, firsts, parts, strict=True)
-        ]
-        units: dict[str, str] = {}
-        for found_units in pool.map(_part, jobs):
-            for name, unit in found_units.items():
-                units.setdefault(name, unit)
-    finally:
-        pool.shutdown()
+    slices = _read(str(report), where, out)
+    names = sorted({name for got in slices for name in got["names"]})
+    with_nvtx = any(got["nvtx"] for got in slices)
+    units: dict[str, str] = {}
+    for got in slices:
+        for name, unit in got["units"].items():
+            units.setdefault(name, unit)
     header = _header(with_nvtx)
     head = [[*header, *names], [""] * len(header) + [units.get(n, "") for n in names]]
-    _join(out / "raw.csv", parts, head, "", quote_all=True)
+    with open(out / "raw.csv", "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(head)
+        for got in slices:
+            if got["names"] == names and got["nvtx"] == with_nvtx:
+                _copy(got["part"], fh)
+            else:
+                _widen(got["part"], got["names"], got["nvtx"], names, with_nvtx, fh)
+    parts = [got["part"] for got in slices]
     _join(out / "rules.csv", parts, [list(RULE_COLUMNS)], RULES)
     _join(out / "sources.csv", parts, [list(HOT_COLUMNS)], HOT)
+    bare = [launch for got in slices for launch in got["bare"]]
     meta = {"ranges": ranges, "launches": len(where), "without_metrics": bare, "warnings": warnings}
     (out / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     return meta
 
 
-class _Serial:
-    """``map`` in this process: a report of one slice needs no pool."""
-
-    def map(self, fn: Any, *args: Any) -> Any:
-        return map(fn, *args)
-
-    def shutdown(self) -> None:
-        pass
+def _copy(part: str, target: Any) -> None:
+    """Append a part's rows to ``target`` as they are, and remove the part."""
+    with open(part, encoding="utf-8", newline="") as src:
+        while chunk := src.read(1 << 20):
+            target.write(chunk)
+    os.unlink(part)
 
 
-def _pool(slices: int) -> Any:
-    jobs = min(_jobs(), slices)
-    if jobs <= 1:
-        return _Serial()
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
-
-
-def _join(
-    target: Path, parts: list[str], head: list[list[str]], suffix: str, quote_all: bool = False
+def _widen(
+    part: str, names: list[str], nvtx: bool, all_names: list[str], all_nvtx: bool, target: Any
 ) -> None:
+    """Append a part whose slice saw fewer metrics (or no NVTX range) than the report: each
+    row put in the report's columns, empty where its launch has no value; then remove it."""
+    identity = len(_header(nvtx))
+    place = len(ID_COLUMNS)  # where the NVTX column stands
+    writer = csv.writer(target, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    with open(part, encoding="utf-8", newline="") as src:
+        for row in csv.reader(src):
+            head = row[:identity]
+            if all_nvtx and not nvtx:
+                head.insert(place, "")
+            values = dict(zip(names, row[identity:], strict=True))
+            writer.writerow([*head, *(values.get(name, "") for name in all_names)])
+    os.unlink(part)
+
+
+def _read(report: str, where: list[tuple[int, int]], out: Path) -> list[dict[str, Any]]:
+    """Every launch of ``where`` read into parts, what each part holds in launch order. The
+    launches are cut into one contiguous slice per process (at most four, none smaller than
+    ``MIN_SLICE`` but the last): a load of a large report costs seconds with Nsight Compute's
+    module, so each slice is read in one load where the process's memory allows; a slice
+    read only in part goes on in a fresh process (one task per process)."""
+    if not where:
+        return []
+    count = max(1, min(_jobs(), -(-len(where) // MIN_SLICE)))
+    size = -(-len(where) // count)
+
+    def job(first: int, end: int) -> tuple[str, list[tuple[int, int]], int, str, int]:
+        part = str(out / f"part{first:09d}.csv")
+        return report, where[first:end], first, part, GROWTH_BUDGET
+
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    read = []
+    # spawned, never forked: once ncu_report has read launches its native threads hold
+    # locks, and a forked child waits on them for ever (seen with the PyPI module)
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(count, mp_context=context, max_tasks_per_child=1) as pool:
+        ends = {first: min(first + size, len(where)) for first in range(0, len(where), size)}
+        running = {pool.submit(_slice, job(first, end)): end for first, end in ends.items()}
+        while running:
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                end = running.pop(future)
+                got = future.result()
+                read.append(got)
+                rest = got["first"] + got["read"]
+                if rest < end:
+                    running[pool.submit(_slice, job(rest, end))] = end
+    return sorted(read, key=lambda got: got["first"])
+
+
+def _join(target: Path, parts: list[str], head: list[list[str]], suffix: str) -> None:
     """The header rows, then each part's rows in order (each part removed once copied)."""
     with open(target, "w", newline="", encoding="utf-8") as fh:
-        quoting = csv.QUOTE_ALL if quote_all else csv.QUOTE_MINIMAL
-        csv.writer(fh, quoting=quoting, lineterminator="\n").writerows(head)
+        csv.writer(fh, lineterminator="\n").writerows(head)
         for part in parts:
-            name = part + suffix
-            with open(name, encoding="utf-8", newline="") as src:
-                while chunk := src.read(1 << 20):
-                    fh.write(chunk)
-            os.unlink(name)
+            _copy(part + suffix, fh)
 
 
 if __name__ == "__main__":
