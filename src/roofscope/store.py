@@ -13,7 +13,6 @@ The tables (and ``SCHEMA_VERSION``, which keys every cache) are defined in
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import shutil
@@ -28,13 +27,14 @@ from pathlib import Path
 
 import duckdb
 
+from roofscope.cache_keys import cache_dir, cache_key, input_identity
 from roofscope.errors import DEBUG_ENV, RoofscopeError, debug
 from roofscope.ingest.nsys.parquet import is_parquet_dir
-from roofscope.ingest.sniff import check_input, sidecars
+from roofscope.ingest.sniff import check_input
 from roofscope.interrupts import connect
 from roofscope.schema import DDL, SCHEMA_VERSION
 from roofscope.sqlutil import insert_rows
-from roofscope.telemetry.recording import broken_parts, is_recording, parts
+from roofscope.telemetry.recording import broken_parts, is_recording
 from roofscope.version import __version__
 
 BUILD_MEMORY_LIMIT = "2GB"
@@ -46,40 +46,6 @@ def _connect(database: str = ":memory:", read_only: bool = False) -> duckdb.Duck
     # DuckDB draws a progress bar on the terminal for queries over ~2 s; never on ours.
     con.execute("SET enable_progress_bar = false")
     return con
-
-
-def cache_dir() -> Path:
-    """``$ROOFSCOPE_CACHE_DIR``, else the platform user cache directory (XDG on Linux)."""
-    override = os.environ.get("ROOFSCOPE_CACHE_DIR")
-    if override:
-        return Path(override)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("roofscope", appauthor=False))
-
-
-def input_identity(paths: list[Path]) -> list[dict[str, object]]:
-    """What makes a cache valid: resolved path, size and modification time of each input, and
-    of the non-empty ``-wal``/``-journal`` beside an SQLite file (commits SQLite reads from the
-    WAL change the data while the main file stays as it was)."""
-    out = []
-    for p in paths:
-        files = [p]
-        if p.is_dir():  # an nsys parquetdir, or a recording (only its complete parts)
-            files = parts(p) if is_recording(p) else sorted(p.iterdir())
-        stats = [f.stat() for f in files]
-        entry: dict[str, object] = {
-            "path": str(p.resolve()),
-            "size": sum(st.st_size for st in stats),
-            "mtime_ns": max((st.st_mtime_ns for st in stats), default=0),
-        }
-        # only non-empty ones (SQLite leaves an empty one behind when nothing is pending), and
-        # only then a key: caches of files without them keep their keys
-        found = [(f.name[len(p.name) :], f.stat()) for f in ([] if p.is_dir() else sidecars(p))]
-        if found:
-            entry["sidecars"] = [[suffix, st.st_size, st.st_mtime_ns] for suffix, st in found]
-        out.append(entry)
-    return out
 
 
 def changed_inputs(paths: list[Path], identity: list[dict[str, object]]) -> list[str]:
@@ -104,11 +70,6 @@ def stored_identity(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
 def changed_since_loaded(identity: list[dict[str, object]]) -> list[str]:
     """Inputs of an opened store that changed on disk after it was built (re-open to see)."""
     return changed_inputs([Path(str(i["path"])) for i in identity], identity)
-
-
-def cache_key(identity: list[dict[str, object]]) -> str:
-    blob = json.dumps({"schema": SCHEMA_VERSION, "inputs": identity}, sort_keys=True)
-    return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
 @dataclass

@@ -6,7 +6,7 @@ so a summary page and a raw page of the same run give the same totals.
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
 
 from roofscope.analysis.roofline import classify
 from roofscope.hardware.ceilings import Ceiling
@@ -30,6 +30,9 @@ from roofscope.quantities import (
     flops_complete_sql,
     ratio,
 )
+
+if TYPE_CHECKING:
+    import duckdb
 
 UTILS = ("util_tensor", "util_fp32", "util_dram")  # busy fractions, the evidence of a bound
 

@@ -366,16 +366,16 @@ def _run_app(app: OneLineErrors) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from roofscope.output import render
-
     if args.top is not None and args.top < 1:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
-    session = load_session(args, args.files)
-    try:
-        # advice is JSON's alone (roofscope advise prints it): its rules are not run for the rest
-        doc = session.report_dict(by=args.by, top=args.top, advice=args.format == "json")
-    finally:
-        session.close()
+    doc = _report_doc(args)
+    if args.format == "json":  # what render() writes for JSON, without importing rich
+        from roofscope.jsonout import dumps
+
+        sys.stdout.write(dumps(doc))
+        return 0
+    from roofscope.output import render
+
     if args.format == "table":
         from roofscope.present.text import console as plain_console
 
@@ -384,6 +384,41 @@ def _report(args: argparse.Namespace) -> int:
     text = render(doc, args.format)
     sys.stdout.write(text or "")
     return 0
+
+
+def _report_doc(args: argparse.Namespace) -> dict:
+    """The report document: kept from an earlier ask about the same unchanged cache
+    (``report_memo``: no DuckDB at all), else computed and kept. Both ways it is the document
+    as JSON reads it back, so every format prints the same either way."""
+    import json
+
+    from roofscope import report_memo
+
+    # advice is JSON's alone (roofscope advise prints it): its rules are not run for the rest
+    advice = args.format == "json"
+    options = {
+        "gpu": args.gpu,
+        "ceilings": args.ceilings,
+        "fp16_convention": args.fp16_convention,
+        "axis": axis(args),
+        "by": args.by,
+        "top": args.top,
+        "advice": advice,
+    }
+    if not args.no_cache and (kept := report_memo.read(args.files, options)) is not None:
+        return kept
+    session = load_session(args, args.files)
+    try:
+        doc = session.report_dict(by=args.by, top=args.top, advice=advice)
+        on_disk = session.store.path is not None
+    finally:
+        session.close()
+    from roofscope.jsonout import dumps
+
+    doc = json.loads(dumps(doc, indent=None))
+    if on_disk:
+        report_memo.write(args.files, options, doc)
+    return doc
 
 
 def _advise(args: argparse.Namespace) -> int:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from roofscope import metric_names as mn
 from roofscope.errors import RoofscopeError
@@ -22,6 +21,9 @@ from roofscope.hardware.specs import GpuSpec
 from roofscope.quantities import LEVELS, LEVELS_OUTERMOST_FIRST, PRECISIONS, SCALAR_PRECISIONS
 from roofscope.sqlutil import memo_one, quote_ident
 from roofscope.tomlfile import check_keys, positive_float, quoted, read_toml
+
+if TYPE_CHECKING:
+    import duckdb
 
 COMPUTE = "compute"
 MEMORY = "memory"
