@@ -11,6 +11,8 @@ machine's drift (other jobs on a shared VM) falls on all of them alike. Medians 
   process to the first output in which the Kernels table shows a group row (``batch norm``,
   the second row) — what a user sees, through Textual's real driver. The process is then
   killed.
+* Beside them, ``bench/bare_table.py``: a bare Textual app drawing one table with the same
+  marker, timed the same way (issue 31: roofscope's first paint within 1.3× of it).
 * Each tree's ``src`` is byte-compiled first (``compileall``), as an installed package is.
 
 Usage: python3 bench/startup.py [--base OTHER_SRC] [--runs N]
@@ -132,6 +134,11 @@ def cases(trees: dict[str, str]) -> list[Case]:
             "import duckdb, textual.app",
             "",
             lambda: timed([py, "-c", "import duckdb, textual.app"], base),
+        ),
+        (  # issue 31's floor: first paint within 1.3× of it
+            "bare Textual app, one table: first paint",
+            "",
+            lambda: first_paint([py, str(REPO / "bench" / "bare_table.py")], base),
         ),
     ]
     for name, src in trees.items():
