@@ -64,6 +64,8 @@ class Session:
         with self.lock:
             self.grouper = Grouper(rules)
             apply_groups(self.con, self.grouper, self.axis)
+            for report in self.reports:
+                report.forget_groups()
 
     def set_axis(self, axis: str) -> None:
         if axis not in AXES:
@@ -71,6 +73,8 @@ class Session:
         with self.lock:
             self.axis = axis
             apply_groups(self.con, self.grouper, self.axis)
+            for report in self.reports:
+                report.forget_groups()
 
     def kernel_names(self) -> list[str]:
         """Every distinct kernel name of the open reports (the rule editor's preview)."""

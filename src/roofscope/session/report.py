@@ -9,6 +9,7 @@ analysis modules when first asked: the table of a report needs none of them.
 
 from __future__ import annotations
 
+import copy
 import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
     from roofscope.analysis.advice import Advice
 
 
+GROUP_ROWS_KEPT = 16  # filters whose group rows a report keeps (a few bytes a group)
+
+
 @dataclass
 class Report:
     """One loaded export, everything resolved about it, and its queries."""
@@ -65,6 +69,11 @@ class Report:
     tensor_types: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     _totals: dict[str, Any] | None = field(default=None, init=False, repr=False, compare=False)
+    # group rows by filter, while the grouping stands (forget_groups): clearing a filter or
+    # leaving a launch list shows rows already computed instead of a query over every launch
+    _group_rows: dict[Any, list[dict[str, Any]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     # the nsys report this ncu report's kernels are joined to (set when the views are built)
     partner: Report | None = field(default=None, repr=False, compare=False)
 
@@ -92,6 +101,9 @@ class Report:
             raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
         where = flt.sql() if flt else "TRUE"
         with self._lock:
+            key = (flt or browse.Filter(), limit)
+            if by == "group" and key in self._group_rows:
+                return copy.deepcopy(self._group_rows[key])
             total = self.totals()[TIME_S] if flt or limit else None
             out = summary.rows(self._con, self.report_id, by, self.ceilings, where, total, limit)
             if by == "group" and self.partner is not None:
@@ -100,7 +112,16 @@ class Report:
                 )
                 for row in out:
                     row["nsys"] = columns.get(row["name"])
+            if by == "group":
+                if len(self._group_rows) >= GROUP_ROWS_KEPT:
+                    self._group_rows.pop(next(iter(self._group_rows)))
+                self._group_rows[key] = copy.deepcopy(out)
             return out
+
+    def forget_groups(self) -> None:
+        """The grouping changed (rules, axis): group rows kept so far are no longer true."""
+        with self._lock:
+            self._group_rows.clear()
 
     def pager(
         self, flt: browse.Filter, sort: str = TIME_S, descending: bool = True
