@@ -97,8 +97,8 @@ def write(files: list[str], options: dict[str, Any], doc: dict[str, Any]) -> Non
 
 
 def _prune(kept: Path) -> None:
-    """Memos of the same store beyond ``KEPT``, oldest first, and those of a store rebuilt
-    since (their store stamp differs: never read again)."""
+    """Memos of the same store key beyond the ``KEPT`` newest: other options, or a store
+    rebuilt since (their stamp differs: never read again) go as newer ones come."""
     key = kept.name.split(".", 1)[0]
     memos = sorted(kept.parent.glob(f"{key}.*{SUFFIX}"), key=_mtime, reverse=True)
     for old in memos[KEPT:]:
