@@ -769,7 +769,10 @@ def _insert_launches(
     aggregate: bool = True,
 ) -> int:
     select = _launch_select(header, id_expr, "1", aggregate)
-    group_by = f" GROUP BY {id_expr}" if aggregate else ""
+    # ordered: a GROUP BY's rows come in hash-table order, which varies from run to run, and
+    # every later sum over the launches follows the stored order (the same report must print
+    # the same bytes each time it is read)
+    group_by = f" GROUP BY {id_expr} ORDER BY {id_expr}" if aggregate else ""
     con.execute(f"INSERT INTO launches SELECT {rid} AS report_id, {select} FROM {src}{group_by}")
     return int(scalar(con, f"SELECT count(*) FROM launches WHERE report_id = {rid}"))  # type: ignore[arg-type]
 
@@ -1062,7 +1065,8 @@ def _details_values(con: duckdb.DuckDBPyConnection, info: ReportInfo, source: st
     select = (
         f"SELECT l.launch_id{''.join(', ' + c for c in cols)} "
         f"FROM launches l LEFT JOIN det_r{rid} d ON d.launch_id = l.launch_id "
-        f"LEFT JOIN rs_units u ON u.unit = d.unit WHERE l.report_id = {rid} GROUP BY l.launch_id"
+        f"LEFT JOIN rs_units u ON u.unit = d.unit WHERE l.report_id = {rid} GROUP BY l.launch_id "
+        f"ORDER BY l.launch_id"  # stored in launch order, as the launches (_insert_launches)
     )
     con.execute(create_values(rid, select))
     _details_conflicts(con, info, wanted, value)
@@ -1210,7 +1214,8 @@ def _load_summary(
     invocations = f"any_value(CAST(replace(trim({quote_ident('Invocations')}), ',', '') AS BIGINT))"
     con.execute(
         f"INSERT INTO launches SELECT {rid}, "
-        f"{_launch_select(header, 'rs_launch', invocations)} FROM {src_k} GROUP BY rs_launch"
+        f"{_launch_select(header, 'rs_launch', invocations)} FROM {src_k} GROUP BY rs_launch "
+        f"ORDER BY rs_launch"
     )
     info.launches = int(
         scalar(con, f"SELECT sum(invocations) FROM launches WHERE report_id = {rid}") or 0  # type: ignore[arg-type]
