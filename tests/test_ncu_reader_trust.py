@@ -408,9 +408,7 @@ def test_launches_are_stored_in_launch_order(tmp_path, in_tmp_cwd, page):
     later sum follows the stored order: the same report printed different last digits on two
     reads (CI, the kept report against a fresh one)."""
     path = tmp_path / f"p.{page}.csv"
-    launches = [
-        (k, {m: (UNITS[m], v) for m, v in values.items()}) for k, values in _launches(400)
-    ]
+    launches = [(k, {m: (UNITS[m], v) for m, v in values.items()}) for k, values in _launches(400)]
     text = details_page(launches) if page == "details" else _summary_page(400)
     path.write_text(text)
     for attempt in range(4):

@@ -34,6 +34,7 @@ from roofscope.session import Session, load
 from roofscope.store import damaged_error, is_damaged
 from roofscope.tui.fatal import OneLineErrors
 from roofscope.tui.help import help_text
+from roofscope.tui.keys_driver import PromptEscape
 from roofscope.tui.messages import (
     AxisChanged,
     FilterKernels,
@@ -169,7 +170,7 @@ def start_choices() -> list[str]:
     return [RUNS_CHOICE, *found, *(p for p in recent_inputs() if p not in found)]
 
 
-class RoofscopeApp(OneLineErrors, App[None]):
+class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
     TITLE = "roofscope"
     CSS = """
     Screen { layout: vertical; }

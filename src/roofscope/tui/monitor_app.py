@@ -12,6 +12,7 @@ from textual.binding import Binding
 from roofscope.monitor.source import GpuSource
 from roofscope.tui.fatal import OneLineErrors
 from roofscope.tui.help import help_text
+from roofscope.tui.keys_driver import PromptEscape
 from roofscope.tui.panes.monitor import MonitorPane
 from roofscope.tui.screens.modals import HelpScreen
 from roofscope.tui.state import ViewState
@@ -23,7 +24,7 @@ that. History is kept for the whole session: recent samples as taken, older ones
 pairs."""
 
 
-class MonitorApp(OneLineErrors, App[None]):
+class MonitorApp(OneLineErrors, PromptEscape, App[None]):
     TITLE = "roofscope monitor"
     CSS = "*:focus { border: none; }"
     BINDINGS = [
