@@ -8,6 +8,8 @@ interleaved so that a noisy machine slows them alike:
 
 * ``roofscope first open``: cold ingest (SQLite → DuckDB cache, the Arrow reader) + grouped
   summary, the cache removed before each run;
+* ``roofscope report --format json, cold``: the same, as the command a user runs: the ingest
+  and the whole report (groups, timeline, advice, efficiency histogram);
 * ``sqlite3 GROUP BY``: the same per-name summary as one SQLite query (what ``nsys stats``
   does) — the baseline of issue 20 (target: first open ≤ 2.5× it, peak < 1.5 GB);
 * with ``--plain``, once per size (in the first repeat), ``roofscope first open, sqlite3
@@ -55,6 +57,21 @@ print(json.dumps({"open_s": t_open, "summary_s": t_summary, "total_s": t_all, "g
                   "launches": sum(r["launches"] for r in rows), "peak_mib": ru.ru_maxrss / 1024,
                   "cpu_s": ru.ru_utime + ru.ru_stime, "warnings": warnings}))
 """
+# What a user's first ``roofscope report FILE --format json`` does: the ingest, then every part
+# of the report (groups, timeline, advice, histogram); its output kept (12 kB) to count.
+REPORT = """
+import contextlib, io, json, resource, sys, time
+t = time.perf_counter()
+from roofscope.cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = main(["report", sys.argv[1], "--format", "json"])
+total = time.perf_counter() - t
+ru = resource.getrusage(resource.RUSAGE_SELF)
+assert code == 0, code
+doc = json.loads(out.getvalue())
+print(json.dumps({"total_s": total, "launches": doc["reports"][0]["launches"], "warnings": [],
+                  "peak_mib": ru.ru_maxrss / 1024, "cpu_s": ru.ru_utime + ru.ru_stime}))
+"""
 SQLITE = """
 import json, resource, sqlite3, sys, time
 t = time.perf_counter()
@@ -84,6 +101,7 @@ print(json.dumps({"total_s": time.perf_counter() - t, "groups": len(g),
 """
 
 FIRST = "roofscope first open (Arrow reader)"
+REPORT_COLD = "roofscope report --format json, cold"
 PLAIN = "roofscope first open, sqlite3 reader"
 GROUP_BY = "sqlite3 GROUP BY (nsys stats approach)"
 
@@ -98,10 +116,10 @@ def run(code: str, path: Path, env: dict[str, str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def cold(path: Path, env: dict[str, str]) -> dict:
+def cold(path: Path, env: dict[str, str], code: str = ROOFSCOPE) -> dict:
     """A first open: the cache removed before it."""
     shutil.rmtree(env["ROOFSCOPE_CACHE_DIR"], ignore_errors=True)
-    return run(ROOFSCOPE, path, env)
+    return run(code, path, env)
 
 
 def export(work: Path, kernels: int) -> Path:
@@ -124,11 +142,12 @@ def measure(path: Path, kernels: int, work: Path, repeats: int, plain: bool) -> 
     plain_env = dict(
         base, ROOFSCOPE_CACHE_DIR=str(work / "cache-sqlite3"), ROOFSCOPE_NSYS_READER="sqlite3"
     )
-    runs: dict[str, list[dict]] = {FIRST: [], GROUP_BY: []}
+    runs: dict[str, list[dict]] = {FIRST: [], REPORT_COLD: [], GROUP_BY: []}
     if plain:
         runs[PLAIN] = []
     for repeat in range(repeats):
         runs[FIRST].append(cold(path, fast_env))
+        runs[REPORT_COLD].append(cold(path, fast_env, REPORT))
         runs[GROUP_BY].append(run(SQLITE, path, base))
         if plain and repeat == 0:  # the reader before issue 20: once, it is slow
             runs[PLAIN].append(cold(path, plain_env))

@@ -111,3 +111,45 @@ def test_abandoned_temporary_builds_are_removed(copy, _isolated_cache):
     open_store([copy]).con.close()
     assert not old.exists()
     assert young.exists()
+
+
+def test_queries_on_a_cache_spill_beside_it_past_a_limit(copy, _isolated_cache, in_tmp_cwd):
+    """An open cache's queries are held to QUERY_MEMORY_LIMIT and spill into the process's own
+    folder beside the cache: never the working directory (DuckDB's default ``./.tmp``). A
+    sort larger than the limit finishes by spilling there, and the folder goes at close."""
+    from roofscope.store import QUERY_MEMORY_LIMIT, spill_dir
+
+    open_store([copy]).con.close()
+    opened = open_store([copy])
+    con = opened.con
+    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    assert QUERY_MEMORY_LIMIT == "1GB" and limit == "953.6 MiB"  # DuckDB's way of saying 1 GB
+    assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == str(
+        spill_dir(opened.path)
+    )
+    con.execute("SET memory_limit = '64MB'")  # small enough for a test's sort to spill
+    n = con.execute(
+        "SELECT count(DISTINCT x) FROM (SELECT hash(range) AS x FROM range(6000000) ORDER BY x)"
+    ).fetchone()[0]
+    assert n == 6_000_000
+    assert spill_dir(opened.path).is_dir()  # it did spill, there
+    assert not (in_tmp_cwd / ".tmp").exists()
+    con.close()
+    assert not spill_dir(opened.path).exists()
+
+
+def test_a_running_process_keeps_its_spill_folder(copy, _isolated_cache):
+    """The hour-old clean-up leaves a live process's spill folder (a TUI open all afternoon)
+    and removes a dead one's."""
+    from roofscope.store import spill_dir
+
+    target = _isolated_cache / "abc.duckdb"
+    live, dead = spill_dir(target), spill_dir(target, pid=2**22 + 12345)
+    for folder in (live, dead):
+        folder.mkdir()
+        (folder / "duckdb_temp_storage.tmp").write_bytes(b"spilled")
+        for f in (folder / "duckdb_temp_storage.tmp", folder):
+            os.utime(f, (1, 1))
+    open_store([copy]).con.close()
+    assert live.is_dir()
+    assert not dead.exists()

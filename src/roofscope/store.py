@@ -38,6 +38,11 @@ from roofscope.telemetry.recording import broken_parts, is_recording
 from roofscope.version import __version__
 
 BUILD_MEMORY_LIMIT = "2GB"
+# Queries on an open cache (the timeline's and advice's window functions sort every kernel)
+# spill beyond this rather than take what they like: 2.4 GB at ten million nsys kernels before
+# (docs/decisions.md, "Queries spill past 1 GB").
+QUERY_MEMORY_LIMIT = "1GB"
+SPILL_SUFFIX = ".spill.tmp"
 BuildHook = Callable[[duckdb.DuckDBPyConnection], None]
 
 
@@ -239,10 +244,23 @@ def _open_valid(path: Path, identity: list[dict]) -> duckdb.DuckDBPyConnection |
     return None
 
 
+def spill_dir(cache: Path, pid: int | None = None) -> Path:
+    """Where the queries of one process on ``cache`` spill: beside the cache, the process's
+    own (two processes on one cache never share DuckDB's temporary files), and never the
+    working directory (DuckDB's default for an in-memory database is ``./.tmp``)."""
+    return cache.with_name(f"{cache.name}.{os.getpid() if pid is None else pid}{SPILL_SUFFIX}")
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
 def _attach(path: Path) -> duckdb.DuckDBPyConnection:
     con = _connect()
     try:
-        con.execute(f"ATTACH '{str(path).replace(chr(39), chr(39) * 2)}' AS cache (READ_ONLY)")
+        con.execute(f"SET memory_limit = '{QUERY_MEMORY_LIMIT}'")
+        con.execute(f"SET temp_directory = {_sql_text(str(spill_dir(path)))}")
+        con.execute(f"ATTACH {_sql_text(str(path))} AS cache (READ_ONLY)")
         con.execute("USE cache")
     except duckdb.Error:
         con.close()
@@ -403,6 +421,8 @@ def _remove_abandoned_builds(directory: Path, older_than_s: float = 3600.0) -> N
         return
     for leftover in leftovers:
         try:
+            if leftover.name.endswith(SPILL_SUFFIX) and _alive(leftover):
+                continue  # a running process's spill folder, idle as long as it likes
             if leftover.is_dir():
                 # a build folder: its database is written to while the build runs
                 newest = max(
@@ -414,6 +434,18 @@ def _remove_abandoned_builds(directory: Path, older_than_s: float = 3600.0) -> N
                 leftover.unlink()
         except OSError:
             continue
+
+
+def _alive(spill: Path) -> bool:
+    """Whether the process a spill folder is named after still runs."""
+    try:
+        pid = int(spill.name[: -len(SPILL_SUFFIX)].rsplit(".", 1)[1])
+        os.kill(pid, 0)
+    except (ValueError, IndexError, ProcessLookupError):
+        return False
+    except PermissionError:  # another user's process: alive
+        return True
+    return True
 
 
 def _build_in_memory(

@@ -12,8 +12,8 @@ The step each rule measures against is the GPU's wall window in the trace (first
 copy start to last end on that GPU), not the summed kernel time: idle time is what these rules
 are about. Every estimate is a model written into the item's ``assumptions``; none can be
 checked by applying the advice here (nsys cannot record on the machine the other rules were
-checked on). Everything is SQL over the store, so a ten-million-kernel trace is read in DuckDB,
-never row by row in Python.
+checked on). Everything is SQL over the store or Arrow batches of it (the ordered pass of
+``event_scan.py``), so a ten-million-kernel trace is never read row by row in Python.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
+from roofscope.analysis.advice.event_scan import EventScan, LaunchBound, Window, scan
 from roofscope.present.units import si, time
 
 # -- cuda_graphs ------------------------------------------------------------------------------
@@ -36,6 +37,7 @@ RUN_MIN = 3  # consecutive launch-bound kernels before they count as a run (not 
 # room for larger kernels' ramp-up and tail and for other GPUs and drivers: a conservative gain.
 GRAPH_GAP_NS = 1_000
 LAUNCH_BOUND_SHARE = 5.0  # % of the GPU's window in the gaps of such runs before it fires
+LAUNCH_BOUND = LaunchBound(TINY_NS, LAUNCH_GAP_MAX_NS, RUN_MIN, GRAPH_GAP_NS)
 # -- pinned_memory ----------------------------------------------------------------------------
 PAGEABLE_SHARE = 5.0  # % of the GPU's window in copies from/to pageable host memory
 PINNED_REF_BYTES = 1_000_000  # pinned copies this large (1 MB) set the reference bandwidth
@@ -53,58 +55,6 @@ WINDOW = (
     "the step is this GPU's wall window in the trace (first kernel or copy start to last end "
     "on it), not the summed kernel time: idle time counts; step speedup is Amdahl over it"
 )
-
-
-@dataclass(frozen=True)
-class Window:
-    """One GPU's wall window in the trace, and how much of it a kernel or copy ran."""
-
-    device: int
-    start_ns: int
-    end_ns: int
-    busy_ns: int  # the union of its kernels and copies
-
-    @property
-    def seconds(self) -> float:
-        return max(self.end_ns - self.start_ns, 0) / 1e9
-
-    def share(self, seconds: float) -> float:
-        return 100.0 * seconds / self.seconds if self.seconds > 0 else 0.0
-
-    @property
-    def idle_s(self) -> float:
-        return max(self.end_ns - self.start_ns - self.busy_ns, 0) / 1e9
-
-
-# Each GPU's kernels and timed copies, the one event stream the windows and gaps are read from.
-_EVENTS = """
-    SELECT device, start_ns, end_ns, launch_id FROM spans
-    WHERE report_id = $rid AND device IS NOT NULL AND end_ns >= start_ns
-    UNION ALL
-    SELECT device, start_ns, end_ns, NULL FROM memops
-    WHERE report_id = $rid AND device IS NOT NULL AND start_ns IS NOT NULL
-      AND end_ns >= start_ns
-"""
-# ... each after the latest end of everything before it on its GPU (NULL for the first)
-_ORDERED = f"""
-    SELECT *, max(end_ns) OVER (PARTITION BY device ORDER BY start_ns, end_ns, launch_id
-        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_end
-    FROM ({_EVENTS})
-"""
-
-
-def windows(ctx: Context) -> dict[int, Window]:
-    """Per GPU: its window and busy time (overlapping kernels and copies counted once)."""
-    rows = ctx.con.execute(
-        f"""
-        SELECT device, min(start_ns), max(end_ns),
-               sum(CASE WHEN prev_end IS NULL THEN end_ns - start_ns
-                        ELSE greatest(end_ns - greatest(start_ns, prev_end), 0) END)
-        FROM ({_ORDERED}) GROUP BY device ORDER BY device
-        """,
-        {"rid": ctx.report_id},
-    ).fetchall()
-    return {int(d): Window(int(d), int(s), int(e), int(b or 0)) for d, s, e, b in rows}
 
 
 @dataclass(frozen=True)
@@ -134,45 +84,14 @@ def _on(window: Window, many: bool) -> str:
 # -- cuda_graphs ------------------------------------------------------------------------------
 
 
-def _launch_bound(ctx: Context) -> list[tuple]:
-    """Per (GPU, group), and per GPU (group NULL): the launch-bound kernels of runs of at least
-    ``RUN_MIN``, their kernel time, the gaps before them, the gain, and the runs."""
-    return ctx.con.execute(
-        f"""
-        WITH k AS (
-            SELECT device, launch_id, start_ns, end_ns - start_ns AS dur,
-                   greatest(start_ns - prev_end, 0) AS gap,
-                   prev_end IS NOT NULL AND end_ns - start_ns < {TINY_NS}
-                       AND start_ns - prev_end >= end_ns - start_ns
-                       AND start_ns - prev_end <= {LAUNCH_GAP_MAX_NS} AS bound
-            FROM ({_ORDERED}) WHERE launch_id IS NOT NULL
-        ), numbered AS (
-            SELECT *, sum(CASE WHEN bound THEN 0 ELSE 1 END) OVER (PARTITION BY device
-                ORDER BY start_ns, dur, launch_id ROWS UNBOUNDED PRECEDING) AS run
-            FROM k
-        ), runs AS (
-            SELECT device, run FROM numbered WHERE bound
-            GROUP BY device, run HAVING count(*) >= {RUN_MIN}
-        )
-        SELECT device, grp, count(*), sum(dur), sum(gap),
-               sum(greatest(gap - {GRAPH_GAP_NS}, 0)), count(DISTINCT run), GROUPING(grp)
-        FROM (SELECT n.*, coalesce(v.grp, '(unnamed)') AS grp FROM numbered n
-              JOIN runs r ON r.device = n.device AND r.run = n.run
-              LEFT JOIN launch_view v ON v.report_id = $rid AND v.launch_id = n.launch_id
-              WHERE n.bound)
-        GROUP BY GROUPING SETS ((device, grp), (device))
-        """,
-        {"rid": ctx.report_id},
-    ).fetchall()
-
-
-def cuda_graphs(ctx: Context, wins: dict[int, Window]) -> list[Advice]:
+def cuda_graphs(ctx: Context, events: EventScan) -> list[Advice]:
     """Tiny kernels with gaps as long as themselves: the GPU finishes each before the CPU has
     launched the next. A CUDA graph launches the whole run at once; larger kernels do more
     work per launch. Either way the gaps go."""
     per_device: dict[int, tuple] = {}
     parts: dict[int, list[Part]] = {}
-    for device, grp, n, dur, gap, gain, runs, total in _launch_bound(ctx):
+    wins = events.windows
+    for device, grp, n, dur, gap, gain, runs, total in events.launch_bound:
         if total:
             per_device[int(device)] = (int(n), int(dur), int(gap), int(gain), int(runs))
         else:
@@ -463,11 +382,12 @@ def advise(ctx: Context) -> list[Advice]:
     """The producer ``Report.advice()`` runs (analysis/advice/sources.py): nsys reports only."""
     if ctx.report is None or not ctx.report.is_nsys:
         return []
-    wins = windows(ctx)
+    events = scan(ctx.con, ctx.report_id, LAUNCH_BOUND)
+    wins = events.windows
     if not wins:
         return []
     return [
-        *cuda_graphs(ctx, wins),
+        *cuda_graphs(ctx, events),
         *pinned_memory(ctx, wins),
         *nccl_overlap(ctx, wins),
     ]

@@ -1,0 +1,184 @@
+"""Each GPU's kernels and copies in time order, read once: the GPU's wall window and busy time,
+and the launch-bound kernels that ``cuda_graphs`` (advice/timeline.py) is about.
+
+Both need, for every event, the latest end of everything before it on its GPU (``prev_end``),
+and the launch-bound kernels need runs: consecutive kernels of a GPU that are each launch-bound.
+As SQL these were window functions, one pass for ``prev_end`` and one for the runs, each ~1 s
+per ten million kernels on two cores, and they held 2.4 GB (docs/performance.md, issue 31
+item 4). Here DuckDB sorts the events (0.4 s at ten million) and streams them as Arrow batches;
+pyarrow's cumulative functions carry ``prev_end`` and the run count from batch to batch. The
+launch-bound kernels go into a temporary table (DuckDB spills it if it must) and one GROUP BY
+names their groups. Memory is a batch, not the trace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+from roofscope.sqlutil import scanned
+
+if TYPE_CHECKING:
+    import duckdb
+    import pyarrow as pa
+
+BATCH_ROWS = 1_000_000
+
+# Each GPU's kernels and timed copies, the one event stream the windows and gaps are read from.
+EVENTS = """
+    SELECT device, start_ns, end_ns, launch_id FROM spans
+    WHERE report_id = $rid AND device IS NOT NULL AND end_ns >= start_ns
+    UNION ALL
+    SELECT device, start_ns, end_ns, NULL FROM memops
+    WHERE report_id = $rid AND device IS NOT NULL AND start_ns IS NOT NULL
+      AND end_ns >= start_ns
+"""
+# The order every rule reads them in; ties broken so that a run is the same on every read.
+ORDER = "device, start_ns, end_ns, launch_id"
+
+
+@dataclass(frozen=True)
+class Window:
+    """One GPU's wall window in the trace, and how much of it a kernel or copy ran."""
+
+    device: int
+    start_ns: int
+    end_ns: int
+    busy_ns: int  # the union of its kernels and copies
+
+    @property
+    def seconds(self) -> float:
+        return max(self.end_ns - self.start_ns, 0) / 1e9
+
+    def share(self, seconds: float) -> float:
+        return 100.0 * seconds / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def idle_s(self) -> float:
+        return max(self.end_ns - self.start_ns - self.busy_ns, 0) / 1e9
+
+
+@dataclass(frozen=True)
+class LaunchBound:
+    """What makes a kernel launch-bound, and how a run of them is counted (cuda_graphs)."""
+
+    tiny_ns: int  # shorter than this
+    gap_max_ns: int  # after a gap at least as long as itself and at most this
+    run_min: int  # this many in a row make a run
+    graph_gap_ns: int  # the gap a CUDA graph leaves between them (the gain's model)
+
+
+@dataclass
+class EventScan:
+    windows: dict[int, Window]
+    # per (GPU, group) and per GPU (group NULL, last column 1): the launch-bound kernels of
+    # runs of at least ``run_min``: count, Σ duration, Σ gap before them, Σ gain, runs
+    launch_bound: list[tuple]
+
+
+@dataclass
+class _Carry:
+    """One GPU's state between batches."""
+
+    start_ns: int  # its first event's start
+    latest_end: int  # the latest end so far (prev_end of its next event)
+    busy_ns: int
+    runs: int  # kernels so far that were not launch-bound: the id of the run under way
+
+
+def scan(con: duckdb.DuckDBPyConnection, report_id: int, rule: LaunchBound) -> EventScan:
+    """Windows and launch-bound kernels of one report, in one ordered pass."""
+    rid = int(report_id)
+    table = f"rs_launch_bound_r{rid}"
+    reader_con = con.cursor()  # streams while ``con`` writes; temporary objects stay on con
+    try:
+        reader_con.execute(f"USE {con.execute('SELECT current_database()').fetchone()[0]}")  # type: ignore[index]
+        reader = reader_con.sql(f"SELECT * FROM ({EVENTS}) ORDER BY {ORDER}", params={"rid": rid})
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {table} "
+            "(device INTEGER, launch_id BIGINT, run BIGINT, dur BIGINT, gap BIGINT)"
+        )
+        carries: dict[int, _Carry] = {}
+        for batch in reader.to_arrow_reader(BATCH_ROWS):
+            for device, part in _by_device(batch):
+                bound = _scan_part(device, part, carries, rule)
+                if bound.num_rows:
+                    with scanned(con, rs_bound_batch=bound):
+                        con.execute(f"INSERT INTO {table} SELECT {device}, * FROM rs_bound_batch")
+        rows = con.execute(
+            f"""
+            WITH runs AS (SELECT device, run FROM {table} GROUP BY device, run
+                          HAVING count(*) >= {int(rule.run_min)})
+            SELECT device, grp, count(*), sum(dur), sum(gap),
+                   sum(greatest(gap - {int(rule.graph_gap_ns)}, 0)), count(DISTINCT run),
+                   GROUPING(grp)
+            FROM (SELECT b.*, coalesce(v.grp, '(unnamed)') AS grp FROM {table} b
+                  JOIN runs USING (device, run)
+                  LEFT JOIN launch_view v ON v.report_id = $rid AND v.launch_id = b.launch_id)
+            GROUP BY GROUPING SETS ((device, grp), (device))
+            """,
+            {"rid": rid},
+        ).fetchall()
+    finally:
+        reader_con.close()
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    windows = {
+        d: Window(d, c.start_ns, c.latest_end, c.busy_ns) for d, c in sorted(carries.items())
+    }
+    return EventScan(windows, rows)
+
+
+def _by_device(batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
+    """The batch cut where the device changes (sorted by device: a few cuts at most)."""
+    import pyarrow.compute as pc
+
+    device = batch.column(0)
+    n = len(device)
+    if n == 0:
+        return []
+    changes = pc.indices_nonzero(pc.not_equal(device.slice(1), device.slice(0, n - 1)))
+    cuts = [0, *(i + 1 for i in changes.to_pylist()), n]
+    return [(int(device[a].as_py()), batch.slice(a, b - a)) for a, b in pairwise(cuts)]
+
+
+def _scan_part(
+    device: int, part: pa.RecordBatch, carries: dict[int, _Carry], rule: LaunchBound
+) -> pa.Table:
+    """One GPU's next events: its window and busy time carried on; its launch-bound kernels
+    (launch id, run id, duration, gap before) returned."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    start, end, launch = part.column(1), part.column(2), part.column(3)
+    n = len(start)
+    carry = carries.get(device)
+    running = pc.cumulative_max(end)
+    if carry is not None:
+        running = pc.max_element_wise(running, pa.scalar(carry.latest_end, pa.int64()))
+    # prev_end[i]: the latest end of every event before event i on this GPU (none for its first)
+    prev_end = pa.concat_arrays(
+        [pa.array([carry.latest_end if carry else None], pa.int64()), running.slice(0, n - 1)]
+    )
+    dur = pc.subtract(end, start)
+    # busy: each event's part after everything before it had ended (the union of intervals)
+    newly = pc.max_element_wise(pc.subtract(end, pc.max_element_wise(start, prev_end)), 0)
+    busy = int(pc.sum(newly).as_py() or 0)
+    gap = pc.subtract(start, prev_end)  # NULL for the first
+    bound = pc.fill_null(
+        pc.and_(
+            pc.and_(pc.is_valid(launch), pc.less(dur, rule.tiny_ns)),
+            pc.and_(pc.greater_equal(gap, dur), pc.less_equal(gap, rule.gap_max_ns)),
+        ),
+        False,
+    )
+    # a run: the kernels after one that is not launch-bound (copies neither end nor join one)
+    breaks = pc.cast(pc.and_(pc.is_valid(launch), pc.invert(bound)), pa.int64())
+    run = pc.add(pc.cumulative_sum(breaks), carry.runs if carry else 0)
+    latest_end = int(running[n - 1].as_py())
+    if carry is None:
+        carries[device] = _Carry(int(start[0].as_py()), latest_end, busy, int(run[n - 1].as_py()))
+    else:
+        carry.latest_end, carry.busy_ns = latest_end, carry.busy_ns + busy
+        carry.runs = int(run[n - 1].as_py())
+    return pa.table({"launch_id": launch, "run": run, "dur": dur, "gap": gap}).filter(bound)
