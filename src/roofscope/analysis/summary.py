@@ -6,6 +6,7 @@ so a summary page and a raw page of the same run give the same totals.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from roofscope.analysis.roofline import classify
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 UTILS = ("util_tensor", "util_fp32", "util_dram")  # busy fractions, the evidence of a bound
 
 KEYS = {"group": "grp", "kernel": "kernel", "launch": "launch_id"}
+STREAM_BATCH = 20_000  # rows finished at a time by iter_rows
+STREAM_PARTITION = 250_000  # launch ids aggregated at a time by iter_rows
 
 _AGGREGATES = (
     "sum(invocations) AS launches",
@@ -78,18 +81,96 @@ def rows(
 ) -> list[dict[str, object]]:
     """Aggregated rows of one report, sorted by time (largest first); shares are of
     ``total_time`` when given (a filtered view), else of the rows' own sum."""
-    key = KEYS[by]
-    extra = ", any_value(kernel) AS kernel, any_value(grp) AS grp" if by == "launch" else ""
-    result = con.execute(
-        f"SELECT {key} AS name, {', '.join(_AGGREGATES)}{extra} FROM launch_view "
-        f"WHERE report_id = {report_id} AND ({where}) GROUP BY {key} "
-        f"ORDER BY time_s DESC NULLS LAST, name{f' LIMIT {int(limit)}' if limit else ''}"
-    )
+    result = _query(con, report_id, by, where, limit)
     names = [d[0] for d in result.description]
     data = [dict(zip(names, r, strict=True)) for r in result.fetchall()]
     total = total_time if total_time is not None else sum((r[TIME_S] or 0.0) for r in data)
     roofs = {c.name: c for c in ceilings}
     return [_finish(r, total, roofs) for r in data]
+
+
+def iter_rows(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    by: str,
+    ceilings: list[Ceiling],
+    total_time: float,
+    limit: int | None = None,
+    batch: int = STREAM_BATCH,
+) -> Iterator[dict[str, object]]:
+    """:func:`rows`, a batch at a time, in memory bounded by the batch whatever the rows
+    (``report --by launch`` of ten million launches). One GROUP BY over every launch holds a
+    median's state per launch, which DuckDB cannot spill (out of memory at 1 GB and ten
+    million); so the rows are aggregated a range of keys at a time into a temporary table,
+    numbered in :func:`rows`' order there (a sort DuckDB spills), and read back a page at a
+    time. The shares are of ``total_time`` (the report's). Nothing else may run on ``con``
+    until the iteration ends; the temporary tables go with it."""
+    rid = int(report_id)
+    staged, ordered = f"rs_rows_r{rid}", f"rs_rows_ordered_r{rid}"
+    key = KEYS[by]
+    roofs = {c.name: c for c in ceilings}
+    try:
+        lo, hi = con.execute(
+            f"SELECT min({key}), max({key}) FROM launch_view WHERE report_id = {rid}"
+        ).fetchall()[0]
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS {_select(rid, by, 'FALSE')}")
+        if by == "launch" and lo is not None:
+            for start in range(int(lo), int(hi) + 1, STREAM_PARTITION):
+                part = f"{key} >= {start} AND {key} < {start + STREAM_PARTITION}"
+                con.execute(f"INSERT INTO {staged} {_select(rid, by, part)}")
+        else:  # a name per row: as many rows as kernels or groups, never the trace's size
+            con.execute(f"INSERT INTO {staged} {_select(rid, by, 'TRUE')}")
+        con.execute(
+            f"CREATE OR REPLACE TEMP TABLE {ordered} AS SELECT *, row_number() OVER "
+            f"(ORDER BY {_ORDER}) AS rs_row FROM {staged} ORDER BY rs_row"
+        )
+        con.execute(f"DROP TABLE {staged}")
+        end = limit if limit is not None else None
+        done = 0
+        while end is None or done < end:
+            size = batch if end is None else min(batch, end - done)
+            result = con.execute(
+                f"SELECT * EXCLUDE (rs_row) FROM {ordered} "
+                f"WHERE rs_row > {done} AND rs_row <= {done + size} ORDER BY rs_row"
+            )
+            names = [d[0] for d in result.description]
+            chunk = result.fetchall()
+            for r in chunk:
+                yield _finish(dict(zip(names, r, strict=True)), total_time, roofs)
+            if len(chunk) < size:
+                break
+            done += size
+    finally:
+        con.execute(f"DROP TABLE IF EXISTS {staged}")
+        con.execute(f"DROP TABLE IF EXISTS {ordered}")
+
+
+_ORDER = "time_s DESC NULLS LAST, name"
+
+
+def empty_row(con: duckdb.DuckDBPyConnection, report_id: int, by: str) -> dict[str, object]:
+    """A row of :func:`rows` with nothing known: its keys and nesting, without computing any
+    row (the columns of a CSV written before its rows are read)."""
+    names = [d[0] for d in con.execute(f"{_select(report_id, by, 'FALSE')} LIMIT 0").description]
+    return _finish(dict.fromkeys(names), 0.0, {})
+
+
+def _select(report_id: int, by: str, where: str) -> str:
+    key = KEYS[by]
+    extra = ", any_value(kernel) AS kernel, any_value(grp) AS grp" if by == "launch" else ""
+    return (
+        f"SELECT {key} AS name, {', '.join(_AGGREGATES)}{extra} FROM launch_view "
+        f"WHERE report_id = {report_id} AND ({where}) GROUP BY {key}"
+    )
+
+
+def _query(
+    con: duckdb.DuckDBPyConnection, report_id: int, by: str, where: str, limit: int | None
+) -> duckdb.DuckDBPyConnection:
+    return con.execute(
+        f"{_select(report_id, by, where)} "
+        f"ORDER BY {_ORDER}{f' LIMIT {int(limit)}' if limit else ''}"
+    )
 
 
 def _finish(r: dict[str, object], total: float, roofs: dict[str, Ceiling]) -> dict[str, object]:

@@ -368,6 +368,8 @@ def _run_app(app: OneLineErrors) -> int:
 def _report(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 10")
+    if args.by == "launch":
+        return _report_streamed(args)
     doc = _report_doc(args)
     if args.format == "json":  # what render() writes for JSON, without importing rich
         from roofscope.jsonout import dumps
@@ -383,6 +385,41 @@ def _report(args: argparse.Namespace) -> int:
         return 0
     text = render(doc, args.format)
     sys.stdout.write(text or "")
+    return 0
+
+
+def _report_streamed(args: argparse.Namespace) -> int:
+    """``--by launch``: rows the size of the trace, streamed from the store as they are
+    written (output/streamed.py), never held or kept beside the cache (``report_memo``)."""
+    from roofscope.output.streamed import refuse_long_table, write_report
+    from roofscope.quantities import LAUNCHES
+
+    session = load_session(args, args.files)
+    try:
+        reports = session.reports
+        if args.format == "table":
+            for r in reports:
+                refuse_long_table(r.totals()[LAUNCHES], args.top)
+            from roofscope.output import render
+            from roofscope.present.text import console as plain_console
+
+            doc = session.report_dict(by="launch", top=args.top, advice=False, rows=False)
+            for r, entry in zip(reports, doc["reports"], strict=True):
+                entry["rows"] = list(r.iter_rows("launch", args.top))
+            render(doc, "table", plain_console(soft_wrap=False))
+            return 0
+        doc = session.report_dict(
+            by="launch", top=args.top, advice=args.format == "json", rows=False
+        )
+        write_report(
+            doc,
+            args.format,
+            lambda i, _report: reports[i].iter_rows("launch", args.top),
+            lambda i: reports[i].empty_row("launch"),
+            sys.stdout,
+        )
+    finally:
+        session.close()
     return 0
 
 

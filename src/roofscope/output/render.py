@@ -6,7 +6,9 @@ Markdown comment are the same numbers, and JSON is the source of truth.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import csv
+import io
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from rich import box
@@ -17,7 +19,7 @@ from rich.text import Text
 
 from roofscope.analysis.summary import flat_row
 from roofscope.jsonout import dumps, finite
-from roofscope.output.export import dicts_csv
+from roofscope.output.export import datum
 from roofscope.present.columns import (
     GROUP,
     JOINED,
@@ -74,14 +76,52 @@ def to_json(doc: dict[str, Any]) -> str:
 
 def to_csv(doc: dict[str, Any]) -> str:
     """One CSV: a ``report`` column, then the flattened rows of every report."""
-    rows = []
-    for report in doc["reports"]:
-        if report.get("recording") is not None:
-            rows += [{"report": report["path"], **_clean(g)} for g in report["recording"]]
-            continue
-        for row in report[_rows_key(report)]:
-            rows.append({"report": report["path"], **flat_row(_clean(row))})
-    return dicts_csv(rows)
+    return "".join(csv_parts(doc, _listed_rows))
+
+
+RowsOf = Callable[[int, dict[str, Any]], Iterable[dict[str, Any]]]
+
+
+def _listed_rows(_index: int, report: dict[str, Any]) -> Iterable[dict[str, Any]]:
+    return report[_rows_key(report)]
+
+
+def csv_row(report: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """One row of the CSV: the report's path, then the row flattened (a recording's as is)."""
+    if report.get("recording") is not None:
+        return {"report": report["path"], **_clean(row)}
+    return {"report": report["path"], **flat_row(_clean(row))}
+
+
+def csv_parts(
+    doc: dict[str, Any], rows_of: RowsOf, fields: list[str] | None = None
+) -> Iterator[str]:
+    """The CSV text in pieces, each report's rows from ``rows_of`` (its index, its dict): the
+    rows may stream from the store (output/streamed.py). The columns are ``fields``, or those
+    of every row in order of first appearance (then the rows are read before writing)."""
+    rows: Iterable[dict[str, Any]] = (
+        csv_row(report, row)
+        for i, report in enumerate(doc["reports"])
+        for row in (
+            report["recording"] if report.get("recording") is not None else rows_of(i, report)
+        )
+    )
+    if fields is None:
+        rows = list(rows)
+        fields = list(dict.fromkeys(k for r in rows for k in r))
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    wrote_header = False
+    for n, r in enumerate(rows, start=1):
+        if not wrote_header:
+            writer.writerow(fields)
+            wrote_header = True
+        writer.writerow([datum(r.get(k)) for k in fields])
+        if n % 10_000 == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
 
 
 def is_nsys(report: dict[str, Any]) -> bool:
@@ -131,10 +171,15 @@ def config_line(doc: dict[str, Any]) -> str | None:
 
 
 def to_markdown(doc: dict[str, Any]) -> str:
-    out = []
+    return "\n".join(markdown_lines(doc, _listed_rows))
+
+
+def markdown_lines(doc: dict[str, Any], rows_of: RowsOf) -> Iterator[str]:
+    """The Markdown text line by line, each report's rows from ``rows_of`` (see csv_parts)."""
+    out: list[str] = []
     if line := config_line(doc):
         out.append(f"_{_md_escape(line)}_\n")
-    for report in doc["reports"]:
+    for i, report in enumerate(doc["reports"]):
         gpu = report["gpu"]
         out.append(f"### roofscope: `{report['path']}`\n")
         if report.get("recording") is not None:
@@ -154,9 +199,11 @@ def to_markdown(doc: dict[str, Any]) -> str:
         columns = _columns(report, MARKDOWN)
         out.append("| " + " | ".join([name_col, *(c.long_title for c in columns)]) + " |")
         out.append("|" + "---|" * (len(columns) + 1))
-        for row in report[_rows_key(report)]:
+        yield from out
+        out.clear()
+        for row in rows_of(i, report):
             cells = [_md_escape(str(row["name"])), *(_md_escape(_cell(c, row)) for c in columns)]
-            out.append("| " + " | ".join(cells) + " |")
+            yield "| " + " | ".join(cells) + " |"
         out.append("")
         if report["ceilings"]:
             out.append("| ceiling | value | source |\n|---|---|---|")
@@ -168,7 +215,7 @@ def to_markdown(doc: dict[str, Any]) -> str:
         for w in report["warnings"]:
             out.append(f"> ⚠ {_md_escape(w)}")
         out.append("")
-    return "\n".join(out)
+    yield from out
 
 
 def timeline_lines(t: dict[str, Any]) -> list[str]:

@@ -18,11 +18,16 @@ JSON_SCHEMA_VERSION = 1
 
 
 def report_dict(
-    session: Opened, by: str = "group", top: int | None = None, advice: bool = True
+    session: Opened,
+    by: str = "group",
+    top: int | None = None,
+    advice: bool = True,
+    rows: bool = True,
 ) -> dict[str, Any]:
     """``groups`` always, ``rows`` too when ``by`` is ``kernel`` or ``launch``; ``top`` keeps
     the rows with the most time. ``advice=False`` leaves the ``advice`` key out: running every
-    rule is most of a cached report's queries, and only JSON shows it."""
+    rule is most of a cached report's queries, and only JSON shows it. ``rows=False`` leaves
+    ``rows`` out for a writer that streams them (``Report.iter_rows``, output/streamed.py)."""
     out = []
     for r in session.reports:
         totals = r.totals()
@@ -57,8 +62,8 @@ def report_dict(
         if advice:
             entry["advice"] = [a.to_dict() for a in r.advice()]
         entry["warnings"] = list(r.warnings)
-        if by != "group":
-            entry["rows"] = r.rows(by)[:top]
+        if by != "group" and rows:
+            entry["rows"] = r.rows(by, limit=top)  # shares of the whole report either way
         out.append(entry)
     return {
         "schema_version": JSON_SCHEMA_VERSION,

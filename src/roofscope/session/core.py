@@ -165,12 +165,18 @@ class Session:
 
     # -- the JSON contract (contract.py) and pandas (frames.py) -----------------------------
     def report_dict(
-        self, by: str = "group", top: int | None = None, *, advice: bool = True
+        self,
+        by: str = "group",
+        top: int | None = None,
+        *,
+        advice: bool = True,
+        rows: bool = True,
     ) -> dict[str, Any]:
         """The documented JSON contract (docs/json.md): ``groups`` always, ``rows`` too when
         ``by`` is ``kernel`` or ``launch``; ``top`` keeps the rows with the most time.
-        ``advice=False`` leaves out ``advice`` (what the table, CSV and Markdown never show)."""
-        return contract.report_dict(self, by, top, advice)
+        ``advice=False`` leaves out ``advice`` (what the table, CSV and Markdown never show);
+        ``rows=False`` leaves out ``rows``, for a writer that streams them."""
+        return contract.report_dict(self, by, top, advice, rows)
 
     def groups(self, report: int | None = None) -> pd.DataFrame:
         """One row per kernel group (pandas DataFrame)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,7 @@ class Report:
             key = (flt or browse.Filter(), limit)
             if by == "group" and key in self._group_rows:
                 return copy.deepcopy(self._group_rows[key])
-            total = self.totals()[TIME_S] if flt or limit else None
+            total = self.totals()[TIME_S]  # the shares of every view: of the whole report
             out = summary.rows(self._con, self.report_id, by, self.ceilings, where, total, limit)
             if by == "group" and self.partner is not None:
                 columns = join.group_columns(
@@ -117,6 +118,21 @@ class Report:
                     self._group_rows.pop(next(iter(self._group_rows)))
                 self._group_rows[key] = copy.deepcopy(out)
             return out
+
+    def iter_rows(self, by: str, limit: int | None = None) -> Iterator[dict[str, Any]]:
+        """:meth:`rows` unfiltered, a batch at a time (``report --by launch``: ten million
+        launches are written in bounded memory, never held). The lock is held until the
+        iteration ends."""
+        if by not in summary.KEYS:
+            raise RoofscopeError(f"unknown grouping {by!r}", hint="use group, kernel or launch")
+        total = self.totals()[TIME_S]
+        with self._lock:
+            yield from summary.iter_rows(self._con, self.report_id, by, self.ceilings, total, limit)
+
+    def empty_row(self, by: str) -> dict[str, Any]:
+        """One of :meth:`rows` with nothing known: its keys and nesting, no row computed."""
+        with self._lock:
+            return summary.empty_row(self._con, self.report_id, by)
 
     def forget_groups(self) -> None:
         """The grouping changed (rules, axis): group rows kept so far are no longer true."""
