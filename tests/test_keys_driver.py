@@ -133,3 +133,49 @@ def test_a_driver_the_user_names_stands(monkeypatch):
     from textual.drivers.linux_driver import LinuxDriver
 
     assert RoofscopeApp.get_driver_class(RoofscopeApp.__new__(RoofscopeApp)) is LinuxDriver
+
+
+def test_textuals_loop_is_still_the_one_copied():
+    """keys_driver.py copies Textual 8.2.8's ``LinuxDriver.run_input_thread``. When Textual
+    changes it, compare the two, carry the change over, and record the new hash here."""
+    import hashlib
+    import inspect
+
+    from textual.drivers.linux_driver import LinuxDriver
+
+    source = inspect.getsource(LinuxDriver.run_input_thread)
+    assert hashlib.sha256(source.encode()).hexdigest()[:16] == "d796af6d69db337d"
+
+
+def test_the_loop_waits_only_until_a_lone_escapes_deadline(monkeypatch):
+    """The copied loop on a pipe with a selector that records its waits: after a lone ESC the
+    wait is the Escape delay, not Textual's 100 ms, and the Escape key comes out."""
+    import selectors
+    import threading
+
+    monkeypatch.setattr("textual.constants.ESCAPE_DELAY", 0.05)
+    read_fd, write_fd = os.pipe()
+    waits: list[float] = []
+    done = threading.Event()
+
+    class Recording(selectors.SelectSelector):
+        def select(self, timeout=None):
+            waits.append(timeout)
+            if len(waits) > 6:
+                done.set()
+            return super().select(timeout)
+
+    monkeypatch.setattr("roofscope.tui.keys_driver.selectors.SelectSelector", Recording)
+    driver = KeysDriver.__new__(KeysDriver)
+    driver.fileno, driver.exit_event, driver._debug = read_fd, done, False
+    got: list[str] = []
+    driver.process_message = lambda event: got.append(getattr(event, "key", ""))
+    os.write(write_fd, b"\x1b")
+    try:
+        driver.run_input_thread()
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)
+    assert waits[0] == POLL_S  # nothing pending yet
+    assert 0.0 <= waits[1] <= 0.05  # the ESC arrived: wake at its deadline
+    assert "escape" in got

@@ -33,7 +33,9 @@ def test_second_open_comes_from_cache(copy, _isolated_cache):
     assert second.con.execute("SELECT count(*) FROM launches").fetchall() == [(459,)]
     meta = dict(second.con.execute("SELECT key, value FROM meta").fetchall())
     assert meta["schema_version"] == str(SCHEMA_VERSION)
-    assert [p.name for p in _isolated_cache.iterdir()] == [first.path.name]  # no temp files
+    # no temp files: the cache, and the (empty) folder that queries would spill into
+    assert sorted(p.name for p in _isolated_cache.iterdir()) == [first.path.name, "spill"]
+    assert not any((_isolated_cache / "spill").iterdir())
 
 
 @pytest.mark.slow
@@ -113,43 +115,56 @@ def test_abandoned_temporary_builds_are_removed(copy, _isolated_cache):
     assert young.exists()
 
 
-def test_queries_on_a_cache_spill_beside_it_past_a_limit(copy, _isolated_cache, in_tmp_cwd):
-    """An open cache's queries are held to QUERY_MEMORY_LIMIT and spill into the process's own
-    folder beside the cache: never the working directory (DuckDB's default ``./.tmp``). A
-    sort larger than the limit finishes by spilling there, and the folder goes at close."""
-    from roofscope.store import QUERY_MEMORY_LIMIT, spill_dir
+def test_capped_queries_spill_into_a_private_folder_beside_the_cache(
+    copy, _isolated_cache, in_tmp_cwd
+):
+    """An open cache's queries spill into the process's own folder in the cache directory's
+    0700 ``spill`` folder: never the working directory (DuckDB's default ``./.tmp``). Under
+    ``memory_capped`` they are held to QUERY_MEMORY_LIMIT (DuckDB's default before and after);
+    a sort larger than the limit finishes by spilling there, and the folder goes at close."""
+    from roofscope.store import memory_capped, spill_dir
 
     open_store([copy]).con.close()
     opened = open_store([copy])
     con = opened.con
-    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    assert QUERY_MEMORY_LIMIT == "1GB" and limit == "953.6 MiB"  # DuckDB's way of saying 1 GB
-    assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == str(
-        spill_dir(opened.path)
-    )
-    con.execute("SET memory_limit = '64MB'")  # small enough for a test's sort to spill
-    n = con.execute(
-        "SELECT count(DISTINCT x) FROM (SELECT hash(range) AS x FROM range(6000000) ORDER BY x)"
-    ).fetchone()[0]
-    assert n == 6_000_000
-    assert spill_dir(opened.path).is_dir()  # it did spill, there
+    spill = spill_dir(opened.path)
+    assert con.execute("SELECT current_setting('temp_directory')").fetchone()[0] == str(spill)
+    assert stat.S_IMODE(spill.parent.stat().st_mode) == 0o700
+
+    def limit() -> str:
+        return con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    default = limit()
+    with memory_capped(con):
+        assert limit() == "953.6 MiB"  # DuckDB's way of saying QUERY_MEMORY_LIMIT, 1 GB
+        con.execute("SET memory_limit = '64MB'")  # small enough for a test's sort to spill
+        n = con.execute(
+            "SELECT count(DISTINCT x) FROM (SELECT hash(range) AS x FROM range(6000000) ORDER BY x)"
+        ).fetchone()[0]
+        assert n == 6_000_000
+        assert spill.is_dir()  # it did spill, there
+    assert limit() == default
     assert not (in_tmp_cwd / ".tmp").exists()
     con.close()
-    assert not spill_dir(opened.path).exists()
+    assert not spill.exists()
 
 
-def test_a_running_process_keeps_its_spill_folder(copy, _isolated_cache):
-    """The hour-old clean-up leaves a live process's spill folder (a TUI open all afternoon)
-    and removes a dead one's."""
+def test_abandoned_spill_folders_are_removed_and_live_ones_kept(copy, _isolated_cache):
+    """The clean-up leaves this host's running process's folder (a TUI open all afternoon)
+    and another host's recent one (a shared home); it removes a dead process's, and another
+    host's untouched for a day."""
     from roofscope.store import spill_dir
 
     target = _isolated_cache / "abc.duckdb"
-    live, dead = spill_dir(target), spill_dir(target, pid=2**22 + 12345)
-    for folder in (live, dead):
-        folder.mkdir()
+    live = spill_dir(target)
+    dead = spill_dir(target, pid=2**22 + 12345)
+    elsewhere = spill_dir(target, host="node17.cluster.example", pid=4242)
+    forgotten = spill_dir(target, host="node18.cluster.example", pid=4343)
+    for folder in (live, dead, elsewhere, forgotten):
+        folder.mkdir(parents=True)
         (folder / "duckdb_temp_storage.tmp").write_bytes(b"spilled")
-        for f in (folder / "duckdb_temp_storage.tmp", folder):
-            os.utime(f, (1, 1))
+    for folder in (live, dead, forgotten):
+        os.utime(folder, (1, 1))
     open_store([copy]).con.close()
-    assert live.is_dir()
-    assert not dead.exists()
+    assert live.is_dir() and elsewhere.is_dir()
+    assert not dead.exists() and not forgotten.exists()

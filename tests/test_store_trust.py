@@ -150,7 +150,9 @@ def test_cache_is_private_under_umask_000(copy, tmp_path):
     assert stat.S_IMODE(made.stat().st_mode) == 0o600
     assert stat.S_IMODE(cache.stat().st_mode) == 0o700
     assert stat.S_IMODE(cache.parent.stat().st_mode) == 0o700
-    assert not [p for p in cache.iterdir() if p != made]  # the build folder is gone
+    spill = cache / "spill"  # where queries would spill: private too, and empty
+    assert stat.S_IMODE(spill.stat().st_mode) == 0o700 and not any(spill.iterdir())
+    assert not [p for p in cache.iterdir() if p not in (made, spill)]  # the build folder is gone
 
 
 # -- sums that overflow (item 4f) ---------------------------------------------------------------

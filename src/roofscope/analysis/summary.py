@@ -96,7 +96,7 @@ def iter_rows(
     ceilings: list[Ceiling],
     total_time: float,
     limit: int | None = None,
-    batch: int = STREAM_BATCH,
+    batch: int | None = None,
 ) -> Iterator[dict[str, object]]:
     """:func:`rows`, a batch at a time, in memory bounded by the batch whatever the rows
     (``report --by launch`` of ten million launches). One GROUP BY over every launch holds a
@@ -106,6 +106,7 @@ def iter_rows(
     time. The shares are of ``total_time`` (the report's). Nothing else may run on ``con``
     until the iteration ends; the temporary tables go with it."""
     rid = int(report_id)
+    batch = batch or STREAM_BATCH
     staged, ordered = f"rs_rows_r{rid}", f"rs_rows_ordered_r{rid}"
     key = KEYS[by]
     roofs = {c.name: c for c in ceilings}
@@ -146,6 +147,14 @@ def iter_rows(
 
 
 _ORDER = "time_s DESC NULLS LAST, name"
+
+
+def row_count(con: duckdb.DuckDBPyConnection, report_id: int, by: str) -> int:
+    """How many rows :func:`rows` gives."""
+    row = con.execute(
+        f"SELECT count(DISTINCT {KEYS[by]}) FROM launch_view WHERE report_id = {int(report_id)}"
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
 def empty_row(con: duckdb.DuckDBPyConnection, report_id: int, by: str) -> dict[str, object]:

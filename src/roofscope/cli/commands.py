@@ -33,6 +33,7 @@ from roofscope.version import __version__
 
 if TYPE_CHECKING:
     from roofscope.monitor.source import GpuSource
+    from roofscope.session import Session
     from roofscope.tui.fatal import OneLineErrors
 
 
@@ -391,36 +392,38 @@ def _report(args: argparse.Namespace) -> int:
 def _report_streamed(args: argparse.Namespace) -> int:
     """``--by launch``: rows the size of the trace, streamed from the store as they are
     written (output/streamed.py), never held or kept beside the cache (``report_memo``)."""
-    from roofscope.output.streamed import refuse_long_table, write_report
-    from roofscope.quantities import LAUNCHES
-
     session = load_session(args, args.files)
     try:
-        reports = session.reports
-        if args.format == "table":
-            for r in reports:
-                refuse_long_table(r.totals()[LAUNCHES], args.top)
-            from roofscope.output import render
-            from roofscope.present.text import console as plain_console
-
-            doc = session.report_dict(by="launch", top=args.top, advice=False, rows=False)
-            for r, entry in zip(reports, doc["reports"], strict=True):
-                entry["rows"] = list(r.iter_rows("launch", args.top))
-            render(doc, "table", plain_console(soft_wrap=False))
-            return 0
-        doc = session.report_dict(
-            by="launch", top=args.top, advice=args.format == "json", rows=False
-        )
-        write_report(
-            doc,
-            args.format,
-            lambda i, _report: reports[i].iter_rows("launch", args.top),
-            lambda i: reports[i].empty_row("launch"),
-            sys.stdout,
-        )
+        with session.memory_capped():
+            _write_launch_rows(args, session)
     finally:
         session.close()
     return 0
+
+
+def _write_launch_rows(args: argparse.Namespace, session: Session) -> None:
+    from roofscope.output.streamed import refuse_long_table, write_report
+
+    reports = session.reports
+    if args.format == "table":
+        for r in reports:
+            refuse_long_table(r.row_count("launch"), args.top)
+        from roofscope.output import render
+        from roofscope.present.text import console as plain_console
+
+        doc = session.report_dict(by="launch", top=args.top, advice=False, rows=False)
+        for r, entry in zip(reports, doc["reports"], strict=True):
+            entry["rows"] = list(r.iter_rows("launch", args.top))
+        render(doc, "table", plain_console(soft_wrap=False))
+        return
+    doc = session.report_dict(by="launch", top=args.top, advice=args.format == "json", rows=False)
+    write_report(
+        doc,
+        args.format,
+        lambda i, _report: reports[i].iter_rows("launch", args.top),
+        lambda i: reports[i].empty_row("launch"),
+        sys.stdout,
+    )
 
 
 def _report_doc(args: argparse.Namespace) -> dict:
@@ -446,7 +449,8 @@ def _report_doc(args: argparse.Namespace) -> dict:
         return kept
     session = load_session(args, args.files)
     try:
-        doc = session.report_dict(by=args.by, top=args.top, advice=advice)
+        with session.memory_capped():
+            doc = session.report_dict(by=args.by, top=args.top, advice=advice)
         on_disk = session.store.path is not None
     finally:
         session.close()
@@ -468,17 +472,18 @@ def _advise(args: argparse.Namespace) -> int:
         raise RoofscopeError("--top needs a positive number", hint="e.g. --top 5")
     session = load_session(args, args.files)
     try:
-        reports = [
-            {
-                "path": r.path,
-                "format": r.layout,
-                "family": r.kind.family,
-                "gpu": r.gpu_name,
-                TIME_S: r.totals()[TIME_S],
-                "advice": [a.to_dict() for a in r.advice()[: args.top]],
-            }
-            for r in session.reports
-        ]
+        with session.memory_capped():
+            reports = [
+                {
+                    "path": r.path,
+                    "format": r.layout,
+                    "family": r.kind.family,
+                    "gpu": r.gpu_name,
+                    TIME_S: r.totals()[TIME_S],
+                    "advice": [a.to_dict() for a in r.advice()[: args.top]],
+                }
+                for r in session.reports
+            ]
         warnings = list(session.warnings)
     finally:
         session.close()

@@ -60,11 +60,11 @@ def write_report(
     raise ValueError(f"no streamed {fmt!r}")
 
 
-def refuse_long_table(launches: int, top: int | None) -> None:
+def refuse_long_table(rows: int, top: int | None) -> None:
     """``--format table`` of more than ``TABLE_MAX`` rows: one line saying what to use."""
-    if top is None and launches > TABLE_MAX:
+    if top is None and rows > TABLE_MAX:
         raise RoofscopeError(
-            f"{launches:,} launches are too many rows for a table on the terminal",
+            f"{rows:,} launches are too many rows for a table on the terminal",
             hint="add --top N, or use --format csv, md or json for every launch",
         )
 

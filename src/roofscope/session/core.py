@@ -12,6 +12,7 @@ methods that use them: opening a report for its table loads none of them.
 from __future__ import annotations
 
 import threading
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ from roofscope.store import (
     changed_since_loaded,
     discard_damaged,
     is_damaged,
+    memory_capped,
     open_store,
     stored_identity,
 )
@@ -113,6 +115,12 @@ class Session:
 
     def close(self) -> None:
         self.con.close()
+
+    def memory_capped(self) -> AbstractContextManager[None]:
+        """The queries of a block held to ``store.QUERY_MEMORY_LIMIT`` and spilling beside the
+        cache (``report``, ``advise``: 2.7 GB → 1.0 GB at ten million kernels); a store in
+        memory is left alone (its data is the memory)."""
+        return memory_capped(self.con) if self.store.path is not None else nullcontext()
 
     # -- across reports (decisions.py) ------------------------------------------------------
     def diff(self, before: int = 0, after: int = 1, by: str = "group") -> compare.Diff:

@@ -129,6 +129,12 @@ class Report:
         with self._lock:
             yield from summary.iter_rows(self._con, self.report_id, by, self.ceilings, total, limit)
 
+    def row_count(self, by: str) -> int:
+        """How many rows :meth:`rows` has (a summary page's launch is one row, whatever its
+        Invocations)."""
+        with self._lock:
+            return summary.row_count(self._con, self.report_id, by)
+
     def empty_row(self, by: str) -> dict[str, Any]:
         """One of :meth:`rows` with nothing known: its keys and nesting, no row computed."""
         with self._lock:
