@@ -394,36 +394,42 @@ def _report_streamed(args: argparse.Namespace) -> int:
     written (output/streamed.py), never held or kept beside the cache (``report_memo``)."""
     session = load_session(args, args.files)
     try:
-        with session.memory_capped():
-            _write_launch_rows(args, session)
+        _write_launch_rows(args, session)
     finally:
         session.close()
     return 0
 
 
 def _write_launch_rows(args: argparse.Namespace, session: Session) -> None:
+    """The document under the report's memory cap, the rows under a lower one (their staged
+    table and sort spill: the process stays under 1 GB at ten million launches)."""
     from roofscope.output.streamed import refuse_long_table, write_report
+    from roofscope.store import ROWS_MEMORY_LIMIT
 
     reports = session.reports
     if args.format == "table":
         for r in reports:
             refuse_long_table(r.row_count("launch"), args.top)
-        from roofscope.output import render
-        from roofscope.present.text import console as plain_console
+    with session.memory_capped():
+        doc = session.report_dict(
+            by="launch", top=args.top, advice=args.format == "json", rows=False
+        )
+    with session.memory_capped(ROWS_MEMORY_LIMIT):
+        if args.format == "table":
+            from roofscope.output import render
+            from roofscope.present.text import console as plain_console
 
-        doc = session.report_dict(by="launch", top=args.top, advice=False, rows=False)
-        for r, entry in zip(reports, doc["reports"], strict=True):
-            entry["rows"] = list(r.iter_rows("launch", args.top))
-        render(doc, "table", plain_console(soft_wrap=False))
-        return
-    doc = session.report_dict(by="launch", top=args.top, advice=args.format == "json", rows=False)
-    write_report(
-        doc,
-        args.format,
-        lambda i, _report: reports[i].iter_rows("launch", args.top),
-        lambda i: reports[i].empty_row("launch"),
-        sys.stdout,
-    )
+            for r, entry in zip(reports, doc["reports"], strict=True):
+                entry["rows"] = list(r.iter_rows("launch", args.top))
+            render(doc, "table", plain_console(soft_wrap=False))
+            return
+        write_report(
+            doc,
+            args.format,
+            lambda i, _report: reports[i].iter_rows("launch", args.top),
+            lambda i: reports[i].empty_row("launch"),
+            sys.stdout,
+        )
 
 
 def _report_doc(args: argparse.Namespace) -> dict:

@@ -116,11 +116,13 @@ class Session:
     def close(self) -> None:
         self.con.close()
 
-    def memory_capped(self) -> AbstractContextManager[None]:
-        """The queries of a block held to ``store.QUERY_MEMORY_LIMIT`` and spilling beside the
-        cache (``report``, ``advise``: 2.7 GB → 1.0 GB at ten million kernels); a store in
-        memory is left alone (its data is the memory)."""
-        return memory_capped(self.con) if self.store.path is not None else nullcontext()
+    def memory_capped(self, limit: str | None = None) -> AbstractContextManager[None]:
+        """The queries of a block held to ``limit`` (``store.QUERY_MEMORY_LIMIT``) and
+        spilling beside the cache (``report``, ``advise``: 2.7 GB → 1.0 GB at ten million
+        kernels); a store in memory is left alone (its data is the memory)."""
+        if self.store.path is None:
+            return nullcontext()
+        return memory_capped(self.con, limit) if limit else memory_capped(self.con)
 
     # -- across reports (decisions.py) ------------------------------------------------------
     def diff(self, before: int = 0, after: int = 1, by: str = "group") -> compare.Diff:
