@@ -34,8 +34,9 @@ from roofscope.errors import DEBUG_ENV, RoofscopeError, debug
 from roofscope.ingest.nsys.parquet import is_parquet_dir
 from roofscope.ingest.sniff import check_input
 from roofscope.interrupts import connect
+from roofscope.processes import running
 from roofscope.schema import DDL, SCHEMA_VERSION
-from roofscope.sqlutil import insert_rows
+from roofscope.sqlutil import insert_rows, quote_str
 from roofscope.telemetry.recording import broken_parts, is_recording
 from roofscope.version import __version__
 
@@ -261,17 +262,13 @@ def spill_dir(cache: Path, pid: int | None = None, host: str | None = None) -> P
     return cache.parent / SPILL / f"{cache.name}.{host or _HOST}.{pid or os.getpid()}"
 
 
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _attach(path: Path) -> duckdb.DuckDBPyConnection:
     con = _connect()
     try:
         spill = spill_dir(path)
         _make_private_dirs(spill.parent)
-        con.execute(f"SET temp_directory = {_sql_text(str(spill))}")
-        con.execute(f"ATTACH {_sql_text(str(path))} AS cache (READ_ONLY)")
+        con.execute(f"SET temp_directory = {quote_str(str(spill))}")
+        con.execute(f"ATTACH {quote_str(str(path))} AS cache (READ_ONLY)")
         con.execute("USE cache")
     except duckdb.Error:
         con.close()
@@ -458,23 +455,13 @@ def _remove_abandoned_spills(folder: Path, now: float) -> None:
         try:
             host, _, pid = spill.name.split(".duckdb.", 1)[1].rpartition(".")
             if host == _HOST:
-                if _running(int(pid)):
+                if running(int(pid)):
                     continue
             elif now - spill.stat().st_mtime < SPILL_FORGOTTEN_S:
                 continue
             shutil.rmtree(spill)
         except (OSError, IndexError, ValueError):
             continue
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: running
-        return True
-    return True
 
 
 @contextmanager

@@ -111,12 +111,13 @@ def iter_rows(
     key = KEYS[by]
     roofs = {c.name: c for c in ceilings}
     try:
-        lo, hi = con.execute(
-            f"SELECT min({key}), max({key}) FROM launch_view WHERE report_id = {rid}"
-        ).fetchall()[0]
         con.execute(f"CREATE OR REPLACE TEMP TABLE {staged} AS {_select(rid, by, 'FALSE')}")
-        if by == "launch" and lo is not None:
-            for start in range(int(lo), int(hi) + 1, STREAM_PARTITION):
+        if by == "launch":
+            lo, hi = con.execute(
+                f"SELECT min({key}), max({key}) FROM launch_view WHERE report_id = {rid}"
+            ).fetchall()[0]
+            starts = range(int(lo), int(hi) + 1, STREAM_PARTITION) if lo is not None else ()
+            for start in starts:
                 part = f"{key} >= {start} AND {key} < {start + STREAM_PARTITION}"
                 con.execute(f"INSERT INTO {staged} {_select(rid, by, part)}")
         else:  # a name per row: as many rows as kernels or groups, never the trace's size
@@ -126,10 +127,9 @@ def iter_rows(
             f"(ORDER BY {_ORDER}) AS rs_row FROM {staged} ORDER BY rs_row"
         )
         con.execute(f"DROP TABLE {staged}")
-        end = limit if limit is not None else None
         done = 0
-        while end is None or done < end:
-            size = batch if end is None else min(batch, end - done)
+        while limit is None or done < limit:
+            size = batch if limit is None else min(batch, limit - done)
             result = con.execute(
                 f"SELECT * EXCLUDE (rs_row) FROM {ordered} "
                 f"WHERE rs_row > {done} AND rs_row <= {done + size} ORDER BY rs_row"

@@ -17,6 +17,7 @@ from typing import Any
 
 from roofscope.atomic import write_json
 from roofscope.errors import RoofscopeError
+from roofscope.processes import running
 from roofscope.profiling.command import RunSpec
 
 RUNNING, DONE, FAILED, CANCELLED = "running", "done", "failed", "cancelled"
@@ -149,17 +150,11 @@ def _check_types(data: dict[str, Any], folder: Path) -> None:
 
 
 def _alive(pid: str | None) -> bool:
-    """Whether the roofscope that started a run still exists (signal 0 only checks)."""
+    """Whether the roofscope that started a run still exists."""
     try:
-        number = int(pid or 0)
-        if number <= 0:
-            return False
-        os.kill(number, 0)
-    except (ValueError, ProcessLookupError):
+        return running(int(pid or 0))
+    except ValueError:
         return False
-    except PermissionError:
-        return True
-    return True
 
 
 def new_run(spec: RunSpec, root: Path | None = None) -> Run:
