@@ -13,7 +13,8 @@ and each in its own process (so peak memory is its own):
 * ``duckdb-scan-projected`` — the same scan keeping, as text, only the columns roofscope reads:
   the least a DuckDB loader of these numbers must do.
 
-Usage: python bench/ingest.py [N ...] [--narrow] [--keep DIR]   (default: 10000 100000).
+Usage: python bench/ingest.py [N ...] [--narrow] [--keep DIR] [--methods a,b]
+(default: 10000 100000, every method).
 ``--narrow``: only the columns roofscope reads (~1 KB a launch; the full scan then is the
 projected one); ``--keep DIR``: build the file there and reuse it. Prints a Markdown table.
 """
@@ -134,13 +135,18 @@ def measure(method: str, path: Path, cache: str) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(sizes: list[int], narrow: bool = False, keep: Path | None = None) -> None:
+def main(
+    sizes: list[int],
+    narrow: bool = False,
+    keep: Path | None = None,
+    only: tuple[str, ...] = METHODS,
+) -> None:
     print(
         f"machine: {platform.node()} · {os.cpu_count()} cores · Python "
         f"{platform.python_version()} · {platform.platform()}"
     )
     print()
-    print("| launches | file | method | seconds | peak MiB | × roofscope |")
+    print("| launches | file | method | seconds | peak MiB | × first |")
     print("|---:|---:|---|---:|---:|---:|")
     for n in sizes:
         with tempfile.TemporaryDirectory() as tmp:
@@ -149,9 +155,9 @@ def main(sizes: list[int], narrow: bool = False, keep: Path | None = None) -> No
                 build(n, path, narrow)
             size = path.stat().st_size / 1e6
             cache = str(Path(tmp) / "cache")
-            methods = [m for m in METHODS if not (narrow and m == "duckdb-scan-projected")]
+            methods = [m for m in only if not (narrow and m == "duckdb-scan-projected")]
             results = {m: measure(m, path, cache) for m in methods}
-            base = results["roofscope"]["seconds"]
+            base = results[methods[0]]["seconds"]
             for m in methods:
                 r = results[m]
                 print(
@@ -168,5 +174,8 @@ if __name__ == "__main__":
         args = sys.argv[1:]
         narrow = "--narrow" in args
         keep = Path(args[args.index("--keep") + 1]) if "--keep" in args else None
+        only = (
+            tuple(args[args.index("--methods") + 1].split(",")) if "--methods" in args else METHODS
+        )
         numbers = [int(a) for a in args if a.isdigit()]
-        main(numbers or [10_000, 100_000], narrow, keep)
+        main(numbers or [10_000, 100_000], narrow, keep, only)

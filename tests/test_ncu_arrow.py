@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import roofscope.ingest.ncu.arrow as ncu_arrow
+import roofscope.ingest.ncu.pages as ncu_pages
 from roofscope.errors import RoofscopeError
 from roofscope.ingest.ncu.pages import READER_ENV, _unique
 from roofscope.ingest.sniff import RAW, Sniffed, open_input
@@ -73,10 +74,32 @@ def _store(path: Path, reader: str, tmp: Path, monkeypatch: pytest.MonkeyPatch) 
     return out
 
 
-@pytest.fixture
-def taken(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """For each raw page read, whether pyarrow took it."""
+@pytest.fixture(params=["whole", "streamed"])
+def taken(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each raw page read, whether pyarrow took it; read whole (``read_page``), or
+    ``streamed`` (``PageStream``: every raw page then streams, as a large one does)."""
     seen: list[bool] = []
+    if request.param == "streamed":
+        monkeypatch.setattr(ncu_pages, "RAW_TABLE_LIMIT", 0)
+        monkeypatch.setattr(ncu_pages, "WHOLE_TEXT_LIMIT", 0)
+        monkeypatch.setattr(ncu_arrow, "STREAM_GROUP_BYTES", 2048)  # groups of a few rows
+        create = ncu_pages._create_from_arrow
+
+        def spy_create(con, src, sn, columns, page):
+            taken = create(con, src, sn, columns, page)
+            if isinstance(page, ncu_arrow.PageStream):
+                seen.append(taken)
+            return taken
+
+        def spy_read(*args, **kwargs):  # only a details page is read whole
+            table = original(*args, **kwargs)
+            seen.append(table is not None)
+            return table
+
+        original = ncu_arrow.read_page
+        monkeypatch.setattr(ncu_pages, "_create_from_arrow", spy_create)
+        monkeypatch.setattr(ncu_arrow, "read_page", spy_read)
+        return seen
     original = ncu_arrow.read_page
 
     def spy(*args, **kwargs):

@@ -31,6 +31,7 @@ _GROUPED = {
 # What a value that is not a number ncu writes parses to: ``null_non_finite`` counts it apart
 # from NaN and negatives and makes it NULL. It is -inf, which no number ncu writes reaches.
 UNREADABLE = "'-inf'::DOUBLE"
+UNREADABLE_VALUE = float("-inf")  # the same, as ``number_columns`` gives it from Arrow
 
 
 def parse_number(text: str | None, decimal: str = ".") -> float | None:

@@ -13,7 +13,10 @@ found it, and it gives up (``None``); the readers that name such damage take ove
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from roofscope.ingest.sniff import Sniffed, duckdb_name
@@ -22,6 +25,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 BLOCK_BYTES = 8 << 20  # per parsing task: 1.3 s at 4-16 MiB for 1.1 GB, 2.8 s and 1 GiB at 64
+# a streamed page's blocks are handed on in groups of about this much text: each group's
+# columns are parsed into numbers by a few calls whose cost does not grow with the group
+STREAM_GROUP_BYTES = 64 << 20
 _CHUNK = 1 << 20
 _COUNT_CHUNK = 16 << 20
 _HEAD_LIMIT = 64 << 20  # the sniffer finds a header within its head; no further is looked
@@ -53,7 +59,140 @@ def read_page(fd: int, sn: Sniffed, names: list[str], wanted: list[str] | None) 
         return None
 
 
-def _open_at_the_end(table: pa.Table) -> bool:
+class PageStream:
+    """A page read a block at a time, each group of blocks handed on as ``convert`` makes
+    it: the text of a million launches is never held at once (2.1 GB at 1M launches when it
+    was). pyarrow tokenises the next blocks on a thread of their own while ``convert`` and
+    DuckDB take the last group, so on two cores the three overlap.
+
+    Read ``reader()`` to its end, then ask ``exact()``: whether the rows read are the file's
+    lines, as ``read_page`` checks before it gives a table. Until then nothing read may be
+    trusted; a caller that stored the rows drops them when it is False. ``close()`` always."""
+
+    def __init__(
+        self,
+        source: str,
+        offset: int,
+        sn: Sniffed,
+        names: list[str],
+        wanted: list[str] | None,
+        convert: Callable[[pa.Table], pa.Table],
+    ) -> None:
+        self._source, self._offset, self._sn = source, offset, sn
+        self._names, self._wanted, self._convert = names, wanted, convert
+        self._rows = 0
+        self._last: pa.RecordBatch | None = None
+        self._pool = ThreadPoolExecutor(2)  # the line count; the tokeniser
+        self._lines: Future[tuple[int, int]] | None = None
+        self._groups: queue.Queue[Any] = queue.Queue(maxsize=2)
+        self._stop = threading.Event()
+
+    def reader(self) -> pa.RecordBatchReader:
+        """The converted batches, for DuckDB to scan; the lines are counted meanwhile."""
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        compressed = self._sn.compressed
+        self._lines = self._pool.submit(
+            _lines, _open(self._source, compressed), self._offset, compressed
+        )
+        stream = _open(self._source, compressed)
+        try:
+            _skip(stream, self._offset, compressed)
+            page = pacsv.open_csv(  # reads and parses the first block
+                stream,
+                read_options=_read_options(self._names, BLOCK_BYTES),
+                parse_options=_parse_options(),
+                convert_options=_convert_options(self._names, self._wanted),
+            )
+        except BaseException:
+            stream.close()
+            raise
+        # built from empty columns: ``Schema.empty_table`` imports pandas (0.3 s)
+        empty = pa.Table.from_arrays([pa.nulls(0, f.type) for f in page.schema], schema=page.schema)
+        schema = self._convert(empty).schema
+        self._pool.submit(self._tokenise, page, stream)
+
+        def batches() -> Iterator[pa.RecordBatch]:
+            while (group := self._groups.get()) is not _END:
+                if isinstance(group, BaseException):
+                    raise group
+                yield from self._convert(group).to_batches()
+
+        return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def _tokenise(self, page: Any, stream: Any) -> None:
+        """Blocks into groups of about ``STREAM_GROUP_BYTES`` of text, onto the queue."""
+        import pyarrow as pa
+
+        try:
+            with stream:
+                group: list[pa.RecordBatch] = []
+                size = 0
+                for batch in page:
+                    if self._stop.is_set():  # the reader was given up on
+                        return
+                    self._rows += batch.num_rows
+                    if batch.num_rows:
+                        self._last = batch.slice(batch.num_rows - 1)
+                    group.append(batch)
+                    size += batch.nbytes
+                    if size >= STREAM_GROUP_BYTES:
+                        self._put(pa.Table.from_batches(group))
+                        group, size = [], 0
+                if group:
+                    self._put(pa.Table.from_batches(group))
+            self._put(_END)
+        except BaseException as exc:  # handed to the reader, which raises it to DuckDB
+            self._put(exc)
+
+    def _put(self, item: Any) -> None:
+        while not self._stop.is_set():
+            try:
+                self._groups.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def exact(self) -> bool:
+        """After the reader was read to its end: one row per line, the last one closed."""
+        if self._lines is None:
+            return False
+        count, empty = self._lines.result()
+        last = self._last
+        return self._rows == count - empty and not (last is not None and _open_at_the_end(last))
+
+    def close(self) -> None:
+        """Stop the tokeniser (a reader given up on before its end) and the count."""
+        self._stop.set()
+        self._pool.shutdown(wait=True)
+
+
+_END = object()  # the last group was queued
+
+
+def stream_page(
+    fd: int,
+    sn: Sniffed,
+    names: list[str],
+    wanted: list[str] | None,
+    convert: Callable[[pa.Table], pa.Table],
+) -> PageStream | None:
+    """``read_page`` a block at a time (``PageStream``); ``None`` when the header is not
+    where the sniffer found it."""
+    import pyarrow as pa
+
+    source = duckdb_name(fd)
+    try:
+        offset = _data_offset(_open(source, sn.compressed), sn)
+    except (pa.ArrowException, OSError):
+        return None
+    if offset is None:
+        return None
+    return PageStream(source, offset, sn, names, wanted, convert)
+
+
+def _open_at_the_end(table: pa.Table | pa.RecordBatch) -> bool:
     """Whether a value of the last row holds a line break (its quote never closed)."""
     if table.num_rows == 0:
         return False
@@ -64,25 +203,42 @@ def _open_at_the_end(table: pa.Table) -> bool:
 def _parse(
     source: str, offset: int, compressed: bool, names: list[str], wanted: list[str] | None
 ) -> pa.Table:
-    import pyarrow as pa
     import pyarrow.csv as pacsv
 
     with _open(source, compressed) as stream:
         _skip(stream, offset, compressed)
         return pacsv.read_csv(
             stream,
-            read_options=pacsv.ReadOptions(column_names=names, block_size=BLOCK_BYTES),
-            parse_options=pacsv.ParseOptions(
-                quote_char='"', double_quote=True, ignore_empty_lines=True
-            ),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=wanted or names,
-                column_types=dict.fromkeys(wanted or names, pa.string()),
-                strings_can_be_null=True,
-                quoted_strings_can_be_null=True,
-                null_values=[""],
-            ),
+            read_options=_read_options(names, BLOCK_BYTES),
+            parse_options=_parse_options(),
+            convert_options=_convert_options(names, wanted),
         )
+
+
+def _read_options(names: list[str], block: int) -> Any:
+    import pyarrow.csv as pacsv
+
+    return pacsv.ReadOptions(column_names=names, block_size=block)
+
+
+def _parse_options() -> Any:
+    import pyarrow.csv as pacsv
+
+    return pacsv.ParseOptions(quote_char='"', double_quote=True, ignore_empty_lines=True)
+
+
+def _convert_options(names: list[str], wanted: list[str] | None) -> Any:
+    """Every column as text, empty fields NULL."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    return pacsv.ConvertOptions(
+        include_columns=wanted or names,
+        column_types=dict.fromkeys(wanted or names, pa.string()),
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=True,
+        null_values=[""],
+    )
 
 
 def _open(source: str, compressed: bool) -> Any:

@@ -92,6 +92,11 @@ _INT = r"^\s*([0-9]{1,18}|[0-9]{1,3}(,[0-9]{3}){1,5})\s*$"  # "2,0000" is no num
 _INT_THEN_QUOTE = r'^\s*[0-9][0-9,]{0,17}"'
 LONG_NAME = 8192  # characters; real demangled CUTLASS names reach ~3,500
 RAW_TABLE_LIMIT = 64 << 20  # bytes of export up to which every raw value is copied to the store
+# a raw page whose wanted columns hold more text than this is streamed (its text never held
+# whole); below it pyarrow reads the page whole, tokenising blocks on every core (a wide
+# 1.1 GB page of 100,000 launches: 1.2 s, against 2.0 s through the streaming reader, which
+# tokenises one block at a time)
+WHOLE_TEXT_LIMIT = 256 << 20
 READER_ENV = "ROOFSCOPE_NCU_READER"  # "duckdb": skip pyarrow (to compare, or to work around)
 _ARROW_PAGE = "rs_arrow_page"  # the page as pyarrow read it, while a small page is loaded
 TAIL_BYTES = 1 << 20  # how far back the fast path looks for the start of the last line
@@ -404,9 +409,12 @@ def _duplicates(con: duckdb.DuckDBPyConnection, src: str, info: ReportInfo) -> N
         con.execute(f"ALTER TABLE {src} DROP COLUMN {b}")
 
 
-def _select(sn: Sniffed, columns: Projection | None, source: str, split: bool = False) -> str:
+def _select(
+    sn: Sniffed, columns: Projection | None, source: str, split: bool = False, parsed: bool = False
+) -> str:
     """The query over ``source`` (a ``read_csv``, or the page as pyarrow read it): text
-    columns as they are, metrics parsed and scaled.
+    columns as they are, metrics parsed and scaled (``parsed``: already numbers, as
+    ``number_columns.parse_column`` made them in Arrow; only scaled).
 
     The metrics are parsed by one ``number_sql`` over a list of them: DuckDB plans a regular
     expression per use, so one expression per column cost ~1.7 ms a column to plan (130 ms for
@@ -432,6 +440,8 @@ def _select(sn: Sniffed, columns: Projection | None, source: str, split: bool = 
         if scale is None:
             if split:
                 expr = f"replace({expr}, '\"\"', '\"')"
+        elif parsed:
+            expr = f"{expr} * {scale!r}"
         else:
             metrics.append(expr)
             expr = f"rs_numbers[{len(metrics)}] * {scale!r}"
@@ -499,29 +509,76 @@ def _arrow_read(
     fd: int,
     columns: Projection | None,
     every: bool,
-) -> pa.Table | None:
+) -> tuple[bool, pa.Table | None]:
     """Fast path (``ncu_arrow``): a raw page's projected columns parsed into ``src`` (a
-    details or summary page's every column, as text) from pyarrow's reading, which is
-    returned (``every`` column of it, for the full-text copy, or only the projected ones).
-    None, and no table, when pyarrow gave up."""
+    details or summary page's every column, as text) from pyarrow's reading. Returns
+    whether pyarrow took the page, and with ``every`` the page's every column as text, for
+    the full-text copy. A raw page's numbers are parsed in Arrow
+    (``number_columns.parse_column``), and without ``every`` the page is streamed a block at
+    a time: its text is never held whole. Nothing is left in ``src`` when pyarrow gave up."""
     if os.environ.get(READER_ENV, "").strip().lower() == "duckdb":
-        return None
-    from roofscope.ingest.ncu.arrow import read_page
+        return False, None
+    from concurrent.futures import ThreadPoolExecutor
+
+    from roofscope.ingest.ncu.arrow import read_page, stream_page
+    from roofscope.ingest.number_columns import parse_columns
 
     names = _unique(sn.header)
-    wanted = None if every or columns is None else [c for c, _ in columns]
-    table = read_page(fd, sn, names, wanted)
-    if table is None:
-        return None
-    con.register(_ARROW_PAGE, table)
+    metrics = {c for c, scale in columns or [] if scale is not None}
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+
+        def parse(page: Any) -> Any:
+            return parse_columns(page, metrics, sn.decimal, pool)
+
+        wanted = None if every or columns is None else [c for c, _ in columns]
+        if wanted is not None and _wanted_text(fd, sn, wanted) > WHOLE_TEXT_LIMIT:
+            stream = stream_page(fd, sn, names, wanted, parse)
+            if stream is None:
+                return False, None
+            return _create_from_arrow(con, src, sn, columns, stream), None
+        table = read_page(fd, sn, names, wanted)
+        if table is None:
+            return False, None
+        page = table if columns is None else parse(table.select([c for c, _ in columns]))
+        return _create_from_arrow(con, src, sn, columns, page), table
+
+
+def _wanted_text(fd: int, sn: Sniffed, wanted: list[str]) -> float:
+    """About how many bytes of the page are in the ``wanted`` columns: the file's size by
+    their share of the header's columns (the kernel names make it rough; it only picks
+    between reading the page whole and streaming it)."""
+    return os.fstat(fd).st_size * len(wanted) / max(len(sn.header), 1)
+
+
+def _create_from_arrow(
+    con: duckdb.DuckDBPyConnection,
+    src: str,
+    sn: Sniffed,
+    columns: Projection | None,
+    page: Any,
+) -> bool:
+    """``src`` from a page pyarrow read (a table, or a ``PageStream`` checked once read);
+    False, and no table, when DuckDB refused it or the stream was not the file's rows."""
+    from pyarrow import ArrowException
+
+    from roofscope.ingest.ncu.arrow import PageStream
+
+    streamed = isinstance(page, PageStream)
     try:
-        con.execute(_create_as(src, _select(sn, columns, _ARROW_PAGE)))
-    except duckdb.Error:
-        con.execute(f"DROP TABLE IF EXISTS {src}")
-        return None
+        con.register(_ARROW_PAGE, page.reader() if streamed else page)
+        try:
+            con.execute(_create_as(src, _select(sn, columns, _ARROW_PAGE, parsed=True)))
+        finally:
+            con.unregister(_ARROW_PAGE)
+        taken = page.exact() if streamed else True
+    except (duckdb.Error, ArrowException, OSError):
+        taken = False
     finally:
-        con.unregister(_ARROW_PAGE)
-    return table
+        if streamed:
+            page.close()
+    if not taken:
+        con.execute(f"DROP TABLE IF EXISTS {src}")
+    return taken
 
 
 def _try_read(con: duckdb.DuckDBPyConnection, src: str, query: str) -> duckdb.Error | None:
@@ -574,8 +631,7 @@ def ingest_ncu_csv(
         # NUL bytes inside the table misalign DuckDB's fields; the Python pass drops them
         if _tail_is_clean(fd, sn) and not sn.nul_after_header:
             if columns is not None or sn.layout != RAW:
-                page = _arrow_read(con, src, sn, fd, columns, every=small)
-                loaded = page is not None
+                loaded, page = _arrow_read(con, src, sn, fd, columns, every=small)
                 full = page if loaded and small and sn.layout == RAW else None
                 del page  # a details page's text is in ``src`` now: not kept twice
             if not loaded and columns is not None and _all_quoted(sn):
