@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 BLOCK_BYTES = 8 << 20  # per parsing task: 1.3 s at 4-16 MiB for 1.1 GB, 2.8 s and 1 GiB at 64
 # a streamed page's blocks are handed on in groups of about this much text: each group's
 # columns are parsed into numbers by a few calls whose cost does not grow with the group
-STREAM_GROUP_BYTES = 64 << 20
+STREAM_GROUP_BYTES = 32 << 20
 _CHUNK = 1 << 20
 _COUNT_CHUNK = 16 << 20
 _HEAD_LIMIT = 64 << 20  # the sniffer finds a header within its head; no further is looked
@@ -84,7 +84,7 @@ class PageStream:
         self._last: pa.RecordBatch | None = None
         self._pool = ThreadPoolExecutor(2)  # the line count; the tokeniser
         self._lines: Future[tuple[int, int]] | None = None
-        self._groups: queue.Queue[Any] = queue.Queue(maxsize=2)
+        self._groups: queue.Queue[Any] = queue.Queue(maxsize=1)
         self._stop = threading.Event()
 
     def reader(self) -> pa.RecordBatchReader:
