@@ -252,3 +252,26 @@ def test_lines_are_counted_where_pyarrow_ends_them(data: bytes, chunk: int) -> N
         assert ncu_arrow._lines(pa.BufferReader(data), 0, False) == (lines, empty)
     finally:
         ncu_arrow._COUNT_CHUNK = original
+
+
+def test_a_gzip_page_is_judged_by_the_text_it_holds(tmp_path, monkeypatch):
+    """Whether a page streams is judged by its text, not its gzip's size: a page whose
+    compressed file is under the limit but whose text is over it streams."""
+    text = raw_page(_launches(300), UNITS)
+    path = tmp_path / "page.ncu-raw.csv.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    packed = path.stat().st_size
+    assert len(text) > 3 * packed  # the text is several times the file
+    monkeypatch.setattr(ncu_pages, "RAW_TABLE_LIMIT", 0)
+    monkeypatch.setattr(ncu_pages, "WHOLE_TEXT_LIMIT", 2 * packed)
+    streamed: list[bool] = []
+    original = ncu_arrow.stream_page
+
+    def spy(*args, **kwargs):
+        streamed.append(True)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ncu_arrow, "stream_page", spy)
+    store = _store(path, "arrow", tmp_path, monkeypatch)
+    assert streamed == [True]
+    assert store["launches"][1][0] == 300
