@@ -11,6 +11,7 @@ import gzip
 import io
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import duckdb
@@ -91,9 +92,10 @@ def taken(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> li
                 seen.append(taken)
             return taken
 
-        def spy_read(*args, **kwargs):  # only a details page is read whole
-            table = original(*args, **kwargs)
-            seen.append(table is not None)
+        def spy_read(fd, sn, *args, **kwargs):  # a raw page read whole is not counted
+            table = original(fd, sn, *args, **kwargs)
+            if sn.layout != RAW:  # a details page is read whole, whatever its size
+                seen.append(table is not None)
             return table
 
         original = ncu_arrow.read_page
@@ -274,4 +276,62 @@ def test_a_gzip_page_is_judged_by_the_text_it_holds(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu_arrow, "stream_page", spy)
     store = _store(path, "arrow", tmp_path, monkeypatch)
     assert streamed == [True]
+    assert store == _store(path, "duckdb", tmp_path, monkeypatch)
     assert store["launches"][1][0] == 300
+
+
+def _page_stream(tmp_path: Path, convert) -> tuple[ncu_arrow.PageStream, int]:
+    text = raw_page(_launches(50), UNITS)
+    path = tmp_path / "page.ncu-raw.csv"
+    path.write_text(text)
+    header = next(csv.reader([text.splitlines()[0]]))
+    sn = Sniffed(path, RAW, header, header_line=0, raw_header_line=text.splitlines()[0])
+    fd = open_input(path)
+    stream = ncu_arrow.stream_page(fd, sn, _unique(header), None, convert)
+    assert stream is not None
+    return stream, fd
+
+
+def test_a_stream_given_up_on_does_not_hold_its_reader(tmp_path, monkeypatch):
+    """DuckDB stops reading after a row; closing the stream must free the reader's thread,
+    not leave it waiting for a group that will never come."""
+    monkeypatch.setattr(ncu_arrow, "STREAM_GROUP_BYTES", 256)
+    stream, fd = _page_stream(tmp_path, lambda page: page)
+    con = duckdb.connect()
+    done = threading.Event()
+
+    def use() -> None:
+        con.register("p", stream.reader())
+        con.execute("SELECT * FROM p")
+        con.fetchone()
+        stream.close()
+        con.close()
+        done.set()
+
+    worker = threading.Thread(target=use, daemon=True)
+    worker.start()
+    try:
+        assert done.wait(30), "the connection hung on the abandoned stream"
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.parametrize("when", ["first group", "schema"])
+def test_a_fault_of_ours_in_the_stream_is_raised_not_read_around(when, tmp_path, monkeypatch):
+    """DuckDB reports any error of a stream as its own; one that is not the file's (a bug in
+    the parse) must reach the user, not send the page quietly to the slower readers."""
+    import roofscope.ingest.number_columns as number_columns
+
+    parse = number_columns.parse_columns
+
+    def broken(page, *args, **kwargs):
+        if when == "schema" or page.num_rows:
+            raise TypeError("a bug in the parse")
+        return parse(page, *args, **kwargs)
+
+    monkeypatch.setattr(ncu_pages, "RAW_TABLE_LIMIT", 0)
+    monkeypatch.setattr(ncu_pages, "WHOLE_TEXT_LIMIT", 0)
+    monkeypatch.setattr(number_columns, "parse_columns", broken)
+    path = write(tmp_path / "page.ncu-raw.csv", raw_page(_launches(20), UNITS))
+    with pytest.raises((RoofscopeError, TypeError), match="a bug in the parse"):
+        load(path, use_cache=False)

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 
 _MINUS = ord("-")
+# a column of more text than this is parsed chunk by chunk (one chunk each call costs a few
+# fixed calls, so columns under it are combined into one: a copy of their text)
+_COMBINED_LIMIT = 1 << 30
 
 Page = TypeVar("Page", "pa.Table", "pa.RecordBatch")
 
@@ -45,7 +48,9 @@ def parse_columns(page: Page, metrics: Collection[str], decimal: str, pool: Exec
     return type(page).from_arrays(columns, names=names)
 
 
-def parse_column(values: pa.Array | pa.ChunkedArray, decimal: str = ".") -> pa.Array:
+def parse_column(
+    values: pa.Array | pa.ChunkedArray, decimal: str = "."
+) -> pa.Array | pa.ChunkedArray:
     """The texts of one column as DOUBLE, value for value what ``number_sql`` makes of them:
     a number in one of ``numbers.SHAPES`` (spaces around it allowed, or followed by ncu's
     ``" (…)"`` instance list) is that number; NULL, ``""`` and ``n/a`` are NULL; ``nan`` is
@@ -53,6 +58,10 @@ def parse_column(values: pa.Array | pa.ChunkedArray, decimal: str = ".") -> pa.A
     import pyarrow as pa
 
     if isinstance(values, pa.ChunkedArray):
+        if values.nbytes > _COMBINED_LIMIT:  # combined, its offsets would overflow int32
+            return pa.chunked_array(
+                [parse_column(chunk, decimal) for chunk in values.chunks], pa.float64()
+            )
         values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
     if values.type not in (pa.string(), pa.large_string()):
         values = values.cast(pa.string())

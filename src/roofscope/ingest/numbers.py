@@ -40,7 +40,7 @@ def parse_number(text: str | None, decimal: str = ".") -> float | None:
     is None and shown as the text it is."""
     if text is None:
         return None
-    head = text.strip().split(" (", 1)[0]
+    head = text.strip(" ").split(" (", 1)[0]  # spaces only, as number_sql
     if not re.fullmatch(SHAPES[decimal], head):
         return None
     head = head.replace(".", "").replace(",", ".") if decimal == "," else head.replace(",", "")
@@ -67,7 +67,9 @@ def number_sql(column: str, decimal: str = ".") -> str:
             return f"replace(replace({expr}, '.', ''), ',', '.')"
         return f"replace({expr}, ',', '')"
 
-    text = f"trim({column})"
+    # only spaces, as the shapes' `` *``: DuckDB's trim() alone takes every Unicode space
+    # (a no-break space before ``n/a`` would be NULL here and unreadable in number_columns)
+    text = f"trim({column}, ' ')"
     # regexp_matches with anchors runs ~2x faster than regexp_full_match (DuckDB 1.x)
     return (
         f"CASE WHEN regexp_matches({column}, '{_GROUPED[decimal]}') "

@@ -86,6 +86,9 @@ class PageStream:
         self._lines: Future[tuple[int, int]] | None = None
         self._groups: queue.Queue[Any] = queue.Queue(maxsize=1)
         self._stop = threading.Event()
+        # an error of roofscope's own while converting (not the file's): DuckDB reports any
+        # error of the stream as its own, which the caller would take for a bad file
+        self.failure: BaseException | None = None
 
     def reader(self) -> pa.RecordBatchReader:
         """The converted batches, for DuckDB to scan; the lines are counted meanwhile."""
@@ -105,21 +108,40 @@ class PageStream:
                 parse_options=_parse_options(),
                 convert_options=_convert_options(self._names, self._wanted),
             )
+            # built from empty columns: ``Schema.empty_table`` imports pandas (0.3 s)
+            empty = pa.Table.from_arrays(
+                [pa.nulls(0, f.type) for f in page.schema], schema=page.schema
+            )
+            schema = self._convert(empty).schema
         except BaseException:
             stream.close()
             raise
-        # built from empty columns: ``Schema.empty_table`` imports pandas (0.3 s)
-        empty = pa.Table.from_arrays([pa.nulls(0, f.type) for f in page.schema], schema=page.schema)
-        schema = self._convert(empty).schema
         self._pool.submit(self._tokenise, page, stream)
 
         def batches() -> Iterator[pa.RecordBatch]:
-            while (group := self._groups.get()) is not _END:
-                if isinstance(group, BaseException):
-                    raise group
-                yield from self._convert(group).to_batches()
+            while (group := self._next_group()) is not _END:
+                try:
+                    if isinstance(group, BaseException):
+                        raise group
+                    converted = self._convert(group)
+                except (pa.ArrowException, OSError):
+                    raise  # the file: the DuckDB readers take it
+                except BaseException as exc:  # a fault of ours: not hidden by a fallback
+                    self.failure = exc
+                    raise
+                yield from converted.to_batches()
 
         return pa.RecordBatchReader.from_batches(schema, batches())
+
+    def _next_group(self) -> Any:
+        """The next group, or the end once the stream was closed (a reader abandoned by its
+        consumer must not wait for ever on a tokeniser that stopped)."""
+        while True:
+            try:
+                return self._groups.get(timeout=0.1)
+            except queue.Empty:
+                if self._stop.is_set():
+                    return _END
 
     def _tokenise(self, page: Any, stream: Any) -> None:
         """Blocks into groups of about ``STREAM_GROUP_BYTES`` of text, onto the queue."""

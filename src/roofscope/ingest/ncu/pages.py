@@ -520,6 +520,8 @@ def _arrow_read(
         return False, None
     from concurrent.futures import ThreadPoolExecutor
 
+    from pyarrow import ArrowException
+
     from roofscope.ingest.ncu.arrow import read_page, stream_page
     from roofscope.ingest.number_columns import parse_columns
 
@@ -539,7 +541,10 @@ def _arrow_read(
         table = read_page(fd, sn, names, wanted)
         if table is None:
             return False, None
-        page = table if columns is None else parse(table.select([c for c, _ in columns]))
+        try:
+            page = table if columns is None else parse(table.select([c for c, _ in columns]))
+        except ArrowException:  # no stored table yet: the DuckDB readers take the page
+            return False, None
         return _create_from_arrow(con, src, sn, columns, page), table
 
 
@@ -576,6 +581,8 @@ def _create_from_arrow(
             con.unregister(_ARROW_PAGE)
         taken = page.exact() if streamed else True
     except (duckdb.Error, ArrowException, OSError):
+        if streamed and page.failure is not None:
+            raise page.failure from None
         taken = False
     finally:
         if streamed:
