@@ -46,8 +46,9 @@ BUILD_MEMORY_LIMIT = "2GB"
 # (docs/decisions.md, "Queries spill past 1 GB"). Applied where measured (``memory_capped``):
 # a GROUP BY per launch keeps a median per launch, which DuckDB cannot spill.
 QUERY_MEMORY_LIMIT = "1GB"
-# ``report --by launch`` writing its rows: the staged rows' table and their sort spill past
-# this, so that the whole process stays under 1 GB at ten million launches
+# ``report --by launch``, its document and its rows: the staged rows' table, their sort and
+# the document's timeline and advice spill past this, so that the whole process stays under
+# 1 GB at ten million launches
 ROWS_MEMORY_LIMIT = "512MB"
 SPILL = "spill"  # the cache directory's folder of spill folders, 0700
 SPILL_FORGOTTEN_S = 86_400.0  # another host's spill folder untouched this long is removed
