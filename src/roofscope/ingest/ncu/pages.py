@@ -514,8 +514,9 @@ def _arrow_read(
     details or summary page's every column, as text) from pyarrow's reading. Returns
     whether pyarrow took the page, and with ``every`` the page's every column as text, for
     the full-text copy. A raw page's numbers are parsed in Arrow
-    (``number_columns.parse_column``), and without ``every`` the page is streamed a block at
-    a time: its text is never held whole. Nothing is left in ``src`` when pyarrow gave up."""
+    (``number_columns.parse_column``), and a page read by its wanted columns whose text there
+    is over ``WHOLE_TEXT_LIMIT`` is streamed a block at a time: its text is never held whole.
+    Nothing is left in ``src`` when pyarrow gave up."""
     if os.environ.get(READER_ENV, "").strip().lower() == "duckdb":
         return False, None
     from concurrent.futures import ThreadPoolExecutor
@@ -527,13 +528,17 @@ def _arrow_read(
 
     names = _unique(sn.header)
     metrics = {c for c, scale in columns or [] if scale is not None}
-    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+    wanted = None if every or columns is None else [c for c, _ in columns]
+    streamed = wanted is not None and _wanted_text(fd, sn, wanted) > WHOLE_TEXT_LIMIT
+    # a streamed page's groups are parsed on one thread, beside the tokeniser's and DuckDB's
+    # (two parsing threads there made a million launches 0.5 s slower on two cores); a page
+    # read whole has its columns parsed on every core
+    with ThreadPoolExecutor(1 if streamed else os.cpu_count() or 1) as pool:
 
         def parse(page: Any) -> Any:
             return parse_columns(page, metrics, sn.decimal, pool)
 
-        wanted = None if every or columns is None else [c for c, _ in columns]
-        if wanted is not None and _wanted_text(fd, sn, wanted) > WHOLE_TEXT_LIMIT:
+        if streamed:
             stream = stream_page(fd, sn, names, wanted, parse)
             if stream is None:
                 return False, None
