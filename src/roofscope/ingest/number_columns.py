@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from concurrent.futures import Executor
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from roofscope.arrowutil import arrow_array, flags, slots, valid
 from roofscope.ingest.numbers import UNREADABLE_VALUE
 
 if TYPE_CHECKING:
@@ -32,10 +33,10 @@ _MINUS = ord("-")
 # fixed calls, so columns under it are combined into one: a copy of their text)
 _COMBINED_LIMIT = 1 << 30
 
-Page = TypeVar("Page", "pa.Table", "pa.RecordBatch")
 
-
-def parse_columns(page: Page, metrics: Collection[str], decimal: str, pool: Executor) -> Page:
+def parse_columns(
+    page: pa.Table, metrics: Collection[str], decimal: str, pool: Executor
+) -> pa.Table:
     """``page`` with each column named in ``metrics`` parsed by ``parse_column`` (on the
     pool's threads: numpy and Arrow let go of the GIL), the others as they are."""
     names = page.schema.names
@@ -45,7 +46,7 @@ def parse_columns(page: Page, metrics: Collection[str], decimal: str, pool: Exec
         chosen, pool.map(lambda i: parse_column(columns[i], decimal), chosen), strict=True
     ):
         columns[i] = parsed
-    return type(page).from_arrays(columns, names=names)
+    return type(page).from_arrays(columns, names=names)  # type: ignore[attr-defined]
 
 
 def parse_column(
@@ -69,18 +70,18 @@ def parse_column(
     if fast is not None:
         return fast
     n = len(values)
-    valid = _valid(values)
-    plain, has_marks = _shape_ok(values, decimal, valid)
+    present_values = valid(values)
+    plain, has_marks = _shape_ok(values, decimal, present_values)
     number = np.full(n, np.nan)
     present = plain.copy()
     if plain.any():
         number[plain] = _cast(values, plain, decimal, has_marks)
-    rest = np.flatnonzero(valid & ~plain)
+    rest = np.flatnonzero(present_values & ~plain)
     if rest.size:
-        sub_number, sub_present = _unusual(values.take(_indices(rest)), decimal)
+        sub_number, sub_present = _unusual(values.take(arrow_array(rest, pa.int64())), decimal)
         number[rest] = sub_number
         present[rest] = sub_present
-    return _doubles(number, present)
+    return arrow_array(number, pa.float64(), present)
 
 
 def _all_plain(values: pa.Array, decimal: str) -> pa.Array | None:
@@ -95,12 +96,12 @@ def _all_plain(values: pa.Array, decimal: str) -> pa.Array | None:
     import pyarrow.compute as pc
 
     start, length, data = _layout(values)
-    if data.size and (data.min() < 44 or data.max() > 57 or (data == 47).any()):
+    if _odd_bytes(data):
         return None
     minus = np.count_nonzero(data == _MINUS)
     if minus and minus != _count(pc.starts_with(values, "-")):
         return None
-    group, point = (",", ".") if decimal == "." else (".", ",")
+    group, point = _marks(decimal)
     for edge in (pc.starts_with(values, point), pc.starts_with(values, "-" + point)):
         if _count(edge):
             return None
@@ -109,10 +110,10 @@ def _all_plain(values: pa.Array, decimal: str) -> pa.Array | None:
     marks = np.flatnonzero(data == ord(group))
     text = values
     if marks.size:
-        valid = _valid(values)
-        lead = (_bits_or_none(pc.starts_with(values, "-"), len(values))).astype(np.int64)
-        at = _first(values, point, valid)
-        if not _group_marks_ok(start, length, lead, at, marks)[valid].all():
+        present = valid(values)
+        lead = flags(pc.starts_with(values, "-")).astype(np.int64)
+        at = _first(values, point, present)
+        if not _group_marks_ok(start, length, lead, at, marks)[present].all():
             return None
         text = pc.replace_substring(text, group, "")
     if decimal == ",":
@@ -130,23 +131,31 @@ def _count(flags: pa.Array) -> int:
     return int(pc.sum(flags).as_py() or 0)
 
 
-def _bits_or_none(flags: pa.Array, n: int) -> np.ndarray:
-    """A boolean Arrow array as numpy, NULL as false."""
-    bits = _bits(flags.buffers()[1], flags.offset, n)
-    return bits & _valid(flags) if flags.null_count else bits
-
-
 def _layout(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each value's start and length in ``data``, the bytes of the values (from the first
     value's start to the last's end)."""
+    import pyarrow as pa
+
     n = len(values)
     buffers = values.buffers()
-    wide = values.type.equals(_large_string())
+    wide = pa.types.is_large_string(values.type)
     offsets = np.frombuffer(buffers[1], dtype=np.int64 if wide else np.int32)
     offsets = offsets[values.offset : values.offset + n + 1]
     lo, hi = (int(offsets[0]), int(offsets[-1])) if n else (0, 0)
     data = np.frombuffer(buffers[2], dtype=np.uint8)[lo:hi] if buffers[2] else np.zeros(0, "u1")
     return (offsets[:-1] - lo).astype(np.int64), np.diff(offsets).astype(np.int64), data
+
+
+def _odd_bytes(data: np.ndarray) -> bool:
+    """Whether any byte is other than a digit (48-57), ``,`` ``-`` ``.`` (44-46); ``/`` (47)
+    is the one byte between that is odd. Min and max first (2 ms a million values): most
+    columns hold no odd byte at all."""
+    return bool(data.size) and bool(data.min() < 44 or data.max() > 57 or (data == 47).any())
+
+
+def _marks(decimal: str) -> tuple[str, str]:
+    """The group mark and the decimal mark of a locale."""
+    return (",", ".") if decimal == "." else (".", ",")
 
 
 def _owner(start: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -172,19 +181,7 @@ def _group_marks_ok(
     return ok
 
 
-def _valid(values: pa.Array) -> np.ndarray:
-    if values.null_count == 0:
-        return np.ones(len(values), dtype=bool)
-    return _bits(values.buffers()[0], values.offset, len(values))
-
-
-def _bits(bitmap: pa.Buffer, offset: int, n: int) -> np.ndarray:
-    """An Arrow bitmap as numpy booleans (``to_numpy`` of a boolean array imports pandas)."""
-    packed = np.frombuffer(bitmap, dtype=np.uint8)
-    return np.unpackbits(packed, bitorder="little")[offset : offset + n].astype(bool)
-
-
-def _shape_ok(values: pa.Array, decimal: str, valid: np.ndarray) -> tuple[np.ndarray, bool]:
+def _shape_ok(values: pa.Array, decimal: str, present: np.ndarray) -> tuple[np.ndarray, bool]:
     """Which values are exactly ``-?([0-9]+|[0-9]{1,3}(G[0-9]{3})+)(D[0-9]+)?`` (G the group
     mark, D the decimal mark of the export's locale), and whether any group mark occurs.
 
@@ -195,12 +192,10 @@ def _shape_ok(values: pa.Array, decimal: str, valid: np.ndarray) -> tuple[np.nda
     position (~20 ms a million)."""
     n = len(values)
     start, length, data = _layout(values)
-    ok = valid & (length > 0)
-    # digits are 48-57; ',' '-' '.' 44-46; '/' (47) is the one byte between that is odd.
-    # min and max first (2 ms a million values): most columns hold no odd byte at all
-    if data.size and (data.min() < 44 or data.max() > 57 or (data == 47).any()):
+    ok = present & (length > 0)
+    if _odd_bytes(data):
         ok[_owner(start, np.flatnonzero((data < 44) | (data > 57) | (data == 47)))] = False
-    group, point = (",", ".") if decimal == "." else (".", ",")
+    group, point = _marks(decimal)
     lead = np.zeros(n, dtype=np.int64)  # bytes before the first digit: 1 after a minus
     minus = np.flatnonzero(data == _MINUS)
     if minus.size:
@@ -209,7 +204,7 @@ def _shape_ok(values: pa.Array, decimal: str, valid: np.ndarray) -> tuple[np.nda
         ok[who[~first]] = False
         lead[who[first]] = 1
     ok &= length > lead
-    at = _first(values, point, valid)
+    at = _first(values, point, present)
     has_point = at >= 0
     ok[has_point & ((at == lead) | (at == length - 1))] = False
     points = data == ord(point)
@@ -222,29 +217,19 @@ def _shape_ok(values: pa.Array, decimal: str, valid: np.ndarray) -> tuple[np.nda
     return ok, bool(marks.size)
 
 
-def _first(values: pa.Array, text: str, valid: np.ndarray) -> np.ndarray:
+def _first(values: pa.Array, text: str, present: np.ndarray) -> np.ndarray:
     """Where ``text`` first occurs in each value, in bytes from its start; -1 where not (and
     for NULL: its slot is read from the buffer and masked, as ``fill_null`` would import
     pandas)."""
     import pyarrow.compute as pc
 
-    return np.where(valid, _integers(pc.find_substring(values, text)), -1).astype(np.int64)
+    return np.where(present, _integers(pc.find_substring(values, text)), -1).astype(np.int64)
 
 
 def _integers(values: pa.Array) -> np.ndarray:
-    """An int32 or int64 Arrow array's slots as numpy, NULL slots as they lie (``to_numpy``
-    of an array with NULLs would import pandas). Offsets and positions in a large_string
-    are int64."""
-    kind = np.int64 if values.type.bit_width == 64 else np.int32
-    return np.frombuffer(values.buffers()[1], dtype=kind)[
-        values.offset : values.offset + len(values)
-    ]
-
-
-def _large_string() -> Any:
-    import pyarrow as pa
-
-    return pa.large_string()
+    """An int32 or int64 Arrow array's slots (offsets and positions in a large_string are
+    int64), NULL slots as they lie."""
+    return slots(values, np.int64 if values.type.bit_width == 64 else np.int32)
 
 
 def _cast(values: pa.Array, plain: np.ndarray, decimal: str, has_marks: bool) -> np.ndarray:
@@ -252,21 +237,18 @@ def _cast(values: pa.Array, plain: np.ndarray, decimal: str, has_marks: bool) ->
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    text = values if plain.all() else values.filter(_booleans(plain))
+    text = values if plain.all() else values.filter(arrow_array(plain, pa.bool_()))
     if decimal == ",":
         text = pc.replace_substring(pc.replace_substring(text, ".", ""), ",", ".")
     elif has_marks:
         text = pc.replace_substring(text, ",", "")
-    number = pc.cast(text, pa.float64())
-    # read from the buffer: no value is NULL here, and ``to_numpy`` would import pandas
-    return np.frombuffer(number.buffers()[1], dtype=np.float64)[
-        number.offset : number.offset + len(number)
-    ]
+    return slots(pc.cast(text, pa.float64()), np.float64)  # no value is NULL here
 
 
 def _unusual(values: pa.Array, decimal: str) -> tuple[np.ndarray, np.ndarray]:
     """number_sql's other cases, for the values not in the plain shape: spaces around a
     number, ``""``/``n/a`` (NULL), ``nan``/``-nan`` (NaN), the instance form, else -inf."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     n = len(values)
@@ -277,11 +259,11 @@ def _unusual(values: pa.Array, decimal: str) -> tuple[np.ndarray, np.ndarray]:
     nan = _equal(lower, "nan") | _equal(lower, "-nan")
     # "<number> (<anything but a line break>)", spaces around: the head is read as a number
     parts = pc.split_pattern(trimmed, " (", max_splits=1)  # list_element imports pandas
-    head = parts.values.take(_indices(_integers(parts.offsets)[:-1]))
+    head = parts.values.take(arrow_array(_integers(parts.offsets)[:-1], pa.int64()))
     tail_ok = (
-        _numpy_bool(pc.ends_with(trimmed, ")"))
-        & _numpy_bool(pc.match_substring(trimmed, " ("))
-        & ~_numpy_bool(pc.match_substring(trimmed, "\n"))
+        flags(pc.ends_with(trimmed, ")"))
+        & flags(pc.match_substring(trimmed, " ("))
+        & ~flags(pc.match_substring(trimmed, "\n"))
     )
     head_ok, _ = _shape_ok(head, decimal, np.ones(n, dtype=bool))
     instance = tail_ok & head_ok & ~spaced
@@ -293,39 +275,9 @@ def _unusual(values: pa.Array, decimal: str) -> tuple[np.ndarray, np.ndarray]:
     return number, ~empty
 
 
-def _numpy_bool(values: pa.Array) -> np.ndarray:
-    """A boolean Arrow array without NULLs as numpy."""
-    assert values.null_count == 0
-    return _bits(values.buffers()[1], values.offset, len(values))
-
-
 def _equal(values: pa.Array, text: str) -> np.ndarray:
     """Which values are exactly ``text`` (comparing to a scalar would import pandas)."""
     import pyarrow.compute as pc
 
     length = _integers(pc.binary_length(values))
-    return (length == len(text.encode())) & _numpy_bool(pc.starts_with(values, text))
-
-
-def _booleans(mask: np.ndarray) -> pa.Array:
-    import pyarrow as pa
-
-    bits = np.packbits(mask, bitorder="little")
-    return pa.Array.from_buffers(pa.bool_(), len(mask), [None, pa.py_buffer(bits)])
-
-
-def _indices(positions: np.ndarray) -> pa.Array:
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(positions, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
-
-
-def _doubles(number: np.ndarray, present: np.ndarray) -> pa.Array:
-    """A float64 Arrow array of ``number``, NULL where not ``present`` (built from buffers:
-    ``pa.array`` on numpy imports pandas, 0.26 s)."""
-    import pyarrow as pa
-
-    number = np.ascontiguousarray(number, dtype=np.float64)
-    validity = None if present.all() else pa.py_buffer(np.packbits(present, bitorder="little"))
-    return pa.Array.from_buffers(pa.float64(), len(number), [validity, pa.py_buffer(number)])
+    return (length == len(text.encode())) & flags(pc.starts_with(values, text))

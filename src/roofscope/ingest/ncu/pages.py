@@ -97,6 +97,7 @@ RAW_TABLE_LIMIT = 64 << 20  # bytes of export up to which every raw value is cop
 # 1.1 GB page of 100,000 launches: 1.2 s, against 2.0 s through the streaming reader, which
 # tokenises one block at a time)
 WHOLE_TEXT_LIMIT = 256 << 20
+GZIP_RATIO = 9  # ncu's CSV pages shrink 8-12 times in gzip (the bundled samples)
 READER_ENV = "ROOFSCOPE_NCU_READER"  # "duckdb": skip pyarrow (to compare, or to work around)
 _ARROW_PAGE = "rs_arrow_page"  # the page as pyarrow read it, while a small page is loaded
 TAIL_BYTES = 1 << 20  # how far back the fast path looks for the start of the last line
@@ -528,7 +529,8 @@ def _arrow_read(
 
     names = _unique(sn.header)
     metrics = {c for c, scale in columns or [] if scale is not None}
-    wanted = None if every or columns is None else [c for c, _ in columns]
+    projected = None if columns is None else [c for c, _ in columns]
+    wanted = None if every else projected
     streamed = wanted is not None and _wanted_text(fd, sn, wanted) > WHOLE_TEXT_LIMIT
     # a streamed page's groups are parsed on one thread, beside the tokeniser's and DuckDB's
     # (two parsing threads there made a million launches 0.5 s slower on two cores); a page
@@ -547,13 +549,10 @@ def _arrow_read(
         if table is None:
             return False, None
         try:
-            page = table if columns is None else parse(table.select([c for c, _ in columns]))
+            page = table if projected is None else parse(table.select(projected))
         except ArrowException:  # no stored table yet: the DuckDB readers take the page
             return False, None
         return _create_from_arrow(con, src, sn, columns, page), table
-
-
-GZIP_RATIO = 9  # ncu's CSV pages shrink 8-12 times in gzip (the bundled samples)
 
 
 def _wanted_text(fd: int, sn: Sniffed, wanted: list[str]) -> float:
@@ -935,6 +934,8 @@ def _copy_raw_texts(
     import numpy as np
     import pyarrow as pa
 
+    from roofscope.arrowutil import arrow_array
+
     launches = f"coalesce(regexp_matches({quote_ident('ID')}, '{_INT}'), false)"
     # from a read_csv, only the launches' rows: never every column of every noise line
     page = (
@@ -966,7 +967,7 @@ def _copy_raw_texts(
     order = (np.arange(width)[None, :] * n + np.arange(n)[:, None]).ravel()
     offsets = np.arange(0, n * width + 1, max(width, 1), dtype=np.int32)
     texts = pa.ListArray.from_arrays(
-        _arrow(offsets, pa.int32()), flat.take(_arrow(order, pa.int64()))
+        arrow_array(offsets, pa.int32()), flat.take(arrow_array(order, pa.int64()))
     )
     con.register(
         _ARROW_PAGE, pa.Table.from_arrays([ids.column(0), texts], names=["launch_id", "texts"])
@@ -982,15 +983,6 @@ def _copy_raw_texts(
     con.execute(
         f"CREATE TABLE {RAW_COLUMNS_R.name(rid)} AS SELECT CAST(? AS VARCHAR[]) AS names", [keep]
     )
-
-
-def _arrow(values: Any, kind: Any) -> Any:
-    """A numpy vector as an Arrow array without ``pa.array``, which imports pandas (0.26 s)."""
-    import numpy as np
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(values, dtype=kind.to_pandas_dtype())
-    return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(values)])
 
 
 def _details_frame(
