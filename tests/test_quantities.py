@@ -96,6 +96,8 @@ KEY_LITERAL_EXCEPTIONS = {
     ("metrics.py", q.BYTES): 1,
     # the Efficiency pane's name (KEY), its worker group and its first column's title
     ("tui/panes/efficiency.py", q.EFFICIENCY): 3,
+    # the same name in the panes' registry, which lists each pane before importing its module
+    ("tui/panes/registry.py", q.EFFICIENCY): 1,
     # the title of the histogram table's first column (output text, not a key)
     ("output/render.py", q.EFFICIENCY): 1,
     # the id of the Kernels pane's launch table widget

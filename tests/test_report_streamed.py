@@ -13,7 +13,7 @@ import pytest
 import roofscope
 from roofscope.analysis import summary
 from roofscope.jsonout import dumps
-from roofscope.output import render
+from roofscope.output.render import render
 from roofscope.output.streamed import TABLE_MAX
 from roofscope.present.text import console as plain_console
 from tests.conftest import SAMPLES, SHARED, run_cli

@@ -14,7 +14,7 @@ from roofscope.tui.app import APP_KEYS, HELP_TAIL, RoofscopeApp
 from roofscope.tui.help import help_text
 from roofscope.tui.monitor_app import MonitorApp
 from roofscope.tui.panes.base import Pane
-from roofscope.tui.panes.registry import PANES
+from roofscope.tui.panes.registry import PANES, pane_classes
 
 APP_SOURCE = Path(inspect.getfile(RoofscopeApp)).read_text()
 
@@ -30,15 +30,26 @@ def _pane_classes() -> set[type[Pane]]:
 
 
 def test_every_pane_subclasses_the_base_and_is_registered_once():
-    assert set(PANES) == _pane_classes()
-    keys = [cls.KEY for cls in PANES]
+    assert set(pane_classes()) == _pane_classes()
+    keys = [entry.KEY for entry in PANES]
     assert len(set(keys)) == len(keys)
-    assert all(cls.TITLE for cls in PANES)
+    assert all(entry.TITLE for entry in PANES)
+
+
+def test_each_registry_entry_says_what_its_class_says():
+    """The registry names each pane before its module is imported: the names must agree."""
+    for entry in PANES:
+        cls = entry.load()
+        assert (entry.KEY, entry.TITLE, entry.NEEDS_REPORT) == (
+            cls.KEY,
+            cls.TITLE,
+            cls.NEEDS_REPORT,
+        ), cls.__name__
 
 
 def test_the_app_has_no_per_pane_code_and_no_type_ignores():
     assert "type: ignore" not in APP_SOURCE
-    for cls in PANES:
+    for cls in pane_classes():
         assert cls.__name__ not in APP_SOURCE, f"app.py names {cls.__name__}"
         assert not re.search(rf"[\"']{cls.KEY}[\"']", APP_SOURCE), f"app.py spells {cls.KEY!r}"
 
@@ -57,9 +68,9 @@ def _described(binding) -> str:
 
 def test_help_lists_every_binding_of_every_pane():
     app_bindings = [b for b in RoofscopeApp.BINDINGS if "show_pane" not in b.action]
-    help_shown = help_text("roofscope", PANES, app_bindings, APP_KEYS, HELP_TAIL).plain
+    help_shown = help_text("roofscope", pane_classes(), app_bindings, APP_KEYS, HELP_TAIL).plain
     text = " ".join(help_shown.split())  # wrapped lines joined
-    for number, cls in enumerate(PANES, start=1):
+    for number, cls in enumerate(pane_classes(), start=1):
         assert f"{number}  {cls.TITLE}" in help_shown
         for binding in cls.BINDINGS:
             assert _described(binding) in text, (cls.__name__, binding)
@@ -71,5 +82,5 @@ def test_help_lists_every_binding_of_every_pane():
 
 
 def test_monitor_help_is_its_pane_without_numbers():
-    text = help_text("roofscope monitor", [PANES[4]], MonitorApp.BINDINGS).plain
+    text = help_text("roofscope monitor", [PANES[4].load()], MonitorApp.BINDINGS).plain
     assert "Monitor (GPUs)" in text and "5  Monitor" not in text

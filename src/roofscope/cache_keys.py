@@ -14,8 +14,7 @@ import os
 from pathlib import Path
 
 from roofscope.ingest.sniff import sidecars
-from roofscope.schema import SCHEMA_VERSION
-from roofscope.telemetry.recording import is_recording, parts
+from roofscope.schema_version import SCHEMA_VERSION
 
 
 def cache_dir() -> Path:
@@ -36,6 +35,8 @@ def input_identity(paths: list[Path]) -> list[dict[str, object]]:
     for p in paths:
         files = [p]
         if p.is_dir():  # an nsys parquetdir, or a recording (only its complete parts)
+            from roofscope.telemetry.recording import is_recording, parts
+
             files = parts(p) if is_recording(p) else sorted(p.iterdir())
         stats = [f.stat() for f in files]
         entry: dict[str, object] = {

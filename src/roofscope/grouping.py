@@ -23,6 +23,9 @@ from roofscope.tomlfile import check_keys, read_toml, text_value
 if TYPE_CHECKING:
     import duckdb
 
+# Grouping axes: name rules (every report), or the NVTX range a kernel was launched in.
+AXES = {"rules": None, "nvtx-inner": "innermost", "nvtx-outer": "outermost"}
+
 
 @dataclass(frozen=True)
 class Rule:

@@ -17,6 +17,9 @@ and read back when everything it was computed from is as it was:
 
 Anything else, or a memo that cannot be read, and the report is computed as before. Nothing
 here imports DuckDB, pyarrow or rich.
+
+The TUI keeps its first screen the same way (``tui/first_screen.py``, suffix
+``.first-screen.json``): one set of rules for what makes a kept answer valid.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ KEPT = 8  # memos of one store (other options): the oldest beyond these go
 PACKAGE = Path(__file__).resolve().parent
 
 
-def memo_path(files: list[str], options: dict[str, Any]) -> tuple[Path, dict[str, Any]] | None:
+def memo_path(
+    files: list[str], options: dict[str, Any], suffix: str = SUFFIX
+) -> tuple[Path, dict[str, Any]] | None:
     """Where the document for these files and options is kept, and what it must have been
     computed from; None when there is no cache to tie it to (or an input cannot be read)."""
     try:
@@ -63,12 +68,12 @@ def memo_path(files: list[str], options: dict[str, Any]) -> tuple[Path, dict[str
         "env": {k: v for k, v in sorted(os.environ.items()) if k.startswith("ROOFSCOPE_")},
     }
     stamp = hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
-    return store.parent / f"{key}.{stamp}{SUFFIX}", material
+    return store.parent / f"{key}.{stamp}{suffix}", material
 
 
-def read(files: list[str], options: dict[str, Any]) -> dict[str, Any] | None:
+def read(files: list[str], options: dict[str, Any], suffix: str = SUFFIX) -> dict[str, Any] | None:
     """The document kept for these files and options, when all it came from is unchanged."""
-    found = memo_path(files, options)
+    found = memo_path(files, options, suffix)
     if found is None:
         return None
     path, material = found
@@ -83,24 +88,26 @@ def read(files: list[str], options: dict[str, Any]) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) else None
 
 
-def write(files: list[str], options: dict[str, Any], doc: dict[str, Any]) -> None:
+def write(
+    files: list[str], options: dict[str, Any], doc: dict[str, Any], suffix: str = SUFFIX
+) -> None:
     """Keep ``doc`` for the next ask; a cache folder that cannot take it only costs speed."""
-    found = memo_path(files, options)
+    found = memo_path(files, options, suffix)
     if found is None:
         return
     path, material = found
     try:
         write_json(path, {"material": material, "document": doc})
-        _prune(path)
+        _prune(path, suffix)
     except OSError:
         pass
 
 
-def _prune(kept: Path) -> None:
-    """Memos of the same store key beyond the ``KEPT`` newest: other options, or a store
-    rebuilt since (their stamp differs: never read again) go as newer ones come."""
+def _prune(kept: Path, suffix: str) -> None:
+    """Memos of the same store key and kind beyond the ``KEPT`` newest: other options, or a
+    store rebuilt since (their stamp differs: never read again) go as newer ones come."""
     key = kept.name.split(".", 1)[0]
-    memos = sorted(kept.parent.glob(f"{key}.*{SUFFIX}"), key=_mtime, reverse=True)
+    memos = sorted(kept.parent.glob(f"{key}.*{suffix}"), key=_mtime, reverse=True)
     for old in memos[KEPT:]:
         old.unlink(missing_ok=True)
 

@@ -3,8 +3,9 @@ docs/schema.md mirrors them (``tests/test_schema_doc.py`` keeps the two equal).
 
 A low layer: it imports no reader, store or analysis module, so each of those can name the
 tables without importing another. Changing a table's name, a column's name, type or place is a
-change of the cache format: bump ``SCHEMA_VERSION`` with it. Derived tables and views (facts,
-groups) and temporary tables of one query stay with the code that computes them.
+change of the cache format: bump ``SCHEMA_VERSION`` (``schema_version.py``) with it. Derived
+tables and views (facts, groups) and temporary tables of one query stay with the code that
+computes them.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from roofscope import schema_version
 from roofscope.sqlutil import quote_ident
 from roofscope.telemetry.recording import COLUMNS as RECORDING
 from roofscope.telemetry.recording import PROCESS_FIELDS
 
-# In every cache's key and ``meta``: a cache of another version is rebuilt, never read.
-SCHEMA_VERSION = 13
+# In every cache's key and ``meta`` (defined in schema_version.py, read before this is imported)
+SCHEMA_VERSION = schema_version.SCHEMA_VERSION
 
 Columns = tuple[tuple[str, str], ...]
 

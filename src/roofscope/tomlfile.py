@@ -13,7 +13,6 @@ from __future__ import annotations
 import difflib
 import math
 import re
-import tomllib
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -53,6 +52,8 @@ def read_toml(path: str | Path, what: str, hint: str) -> dict[str, Any]:
     too_deep = RoofscopeError(
         f"has tables or arrays nested deeper than {MAX_DEPTH} levels", path=str(p), hint=hint
     )
+    import tomllib  # here: roofscope open reaches this module before its first screen
+
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except RecursionError:

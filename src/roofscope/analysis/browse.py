@@ -10,8 +10,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 from dataclasses import dataclass
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from roofscope.quantities import (
     EFFICIENCY,
@@ -25,6 +24,9 @@ from roofscope.quantities import (
 )
 from roofscope.regex import check_regex
 from roofscope.sqlutil import quote_ident, quote_str
+
+if TYPE_CHECKING:  # imported where used: the TUI's first screen is drawn before DuckDB loads
+    import duckdb
 
 # The columns of a launch list page, in order (their titles and formats: present.columns)
 LAUNCH_KEYS: tuple[str, ...] = (
@@ -132,6 +134,8 @@ class LaunchPager:
         if self.closed:
             return
         self.closed = True
+        import duckdb
+
         # a session closed first took its temp tables with it
         with contextlib.suppress(duckdb.ConnectionException):
             self.con.execute(f"DROP TABLE IF EXISTS {self.table}")

@@ -18,13 +18,14 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from roofscope import quantities as q
 from roofscope.errors import RoofscopeError
 from roofscope.grouping import base_name
+
+if TYPE_CHECKING:
+    import duckdb
 
 Row = dict[str, Any]
 
@@ -69,6 +70,9 @@ _TYPES = re.compile(
     r"\b(?:c10::|at::)?(?:BFloat16|Half|Float8_e4m3fn|Float8_e5m2)\b|__nv_bfloat16|__half|"
     r"\b(?:float|double|half|bf16|fp16|f16|f32|tf32|s1688|s16816|h16816)\b|\b\d+\b"
 )
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def typeless_name(kernel: str) -> str:

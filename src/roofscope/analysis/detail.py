@@ -10,9 +10,7 @@ rates, clocks) time-weighted, and says which.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from roofscope.present.units import AT_LEAST, incomplete_reason
 from roofscope.quantities import (
@@ -31,6 +29,9 @@ from roofscope.quantities import (
 )
 from roofscope.schema import NCU_HOT
 from roofscope.sqlutil import quote_ident, quote_str
+
+if TYPE_CHECKING:
+    import duckdb
 
 # what Detail lists of a launch or a group, each aggregated over a group as its record says
 DERIVED: tuple[Quantity, ...] = tuple(

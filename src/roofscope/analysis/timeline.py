@@ -9,10 +9,12 @@ export's clock; windows are half-open ``[t0, t1)``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from roofscope.quantities import BYTES, LAUNCHES, TIME_S
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,11 @@ exit code 2. pandas and Textual are never imported here.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -313,9 +315,6 @@ def _open(args: argparse.Namespace) -> int:
         if not Path(path).exists():
             raise RoofscopeError("no such file", path=path, hint="check the path")
     need_terminal("open", "the same numbers without one: roofscope report FILE --format json")
-    from roofscope.session import Options, load_in_thread
-
-    Options(args.gpu, args.ceilings, args.fp16_convention)  # validates the options first
     options = {
         "gpu": args.gpu,
         "ceilings": args.ceilings,
@@ -323,20 +322,50 @@ def _open(args: argparse.Namespace) -> int:
         "use_cache": not args.no_cache,
         "axis": axis(args),
     }
-    # The reports open while Textual is imported: the first screen comes ~0.1 s sooner
-    opening = load_in_thread(*args.files, **options) if args.files else None
+    app = opening = None
     try:
-        from roofscope.tui.app import RoofscopeApp
+        with _imports_settled():
+            from roofscope.tui import first_screen
 
-        app = RoofscopeApp(list(args.files), ascii_only=args.ascii, opening=opening, **options)
+            # The Kernels pane's screen kept from an earlier open of the same unchanged cache:
+            # drawn before DuckDB is imported, the session loading behind it
+            # (tui/first_screen.py). The options are those it was made with, checked then.
+            first = first_screen.read(list(args.files), options) if args.files else None
+            if first is None:
+                from roofscope.session import Options, load_in_thread
+
+                Options(args.gpu, args.ceilings, args.fp16_convention)  # checks the options
+                # The reports open while Textual is imported: the first screen ~0.1 s sooner
+                opening = load_in_thread(*args.files, **options) if args.files else None
+            from roofscope.tui.app import RoofscopeApp
+
+            app = RoofscopeApp(
+                list(args.files), ascii_only=args.ascii, opening=opening, first=first, **options
+            )
         code = _run_app(app)
     except Exception as exc:
         if opening is None or opening.done():
             raise
         code = report_error(exc)  # printed now: the process must not wait for the load
-    if opening is not None and not opening.done():
+    loading = app.loading if app is not None else opening
+    if loading is not None and not loading.done():
         _leave_now(code)
     return code
+
+
+@contextmanager
+def _imports_settled() -> Iterator[None]:
+    """No garbage collection while Textual and the panes are imported, and what they made
+    moved out of the collector's way after: the imports leave ~54,000 objects the collector
+    tracks, living as long as the process, and a full collection over them during the first
+    paint cost 20–40 ms of it on the 2-core VM (issue 31; the app freezes what it holds again
+    once drawn)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def _leave_now(code: int) -> NoReturn:
@@ -377,7 +406,7 @@ def _report(args: argparse.Namespace) -> int:
 
         sys.stdout.write(dumps(doc))
         return 0
-    from roofscope.output import render
+    from roofscope.output.render import render
 
     if args.format == "table":
         from roofscope.present.text import console as plain_console
@@ -418,7 +447,7 @@ def _write_launch_rows(args: argparse.Namespace, session: Session) -> None:
         )
     with session.memory_capped(ROWS_MEMORY_LIMIT):
         if args.format == "table":
-            from roofscope.output import render
+            from roofscope.output.render import render
             from roofscope.present.text import console as plain_console
 
             for r, entry in zip(reports, doc["reports"], strict=True):

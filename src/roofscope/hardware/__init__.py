@@ -1,6 +1,7 @@
-"""GPU facts: the datasheet table, device-name matching, and ceiling resolution."""
+"""GPU facts: the datasheet table (``specs``), device-name matching, ceiling resolution
+(``ceilings``), measured ceilings (``measured``) and MIG profiles (``mig``).
 
-from roofscope.hardware.ceilings import Ceiling, resolve_ceilings
-from roofscope.hardware.specs import GpuSpec, find_gpu, match_device_name
-
-__all__ = ["Ceiling", "GpuSpec", "find_gpu", "match_device_name", "resolve_ceilings"]
+Nothing is imported here: ``roofscope open`` reads where measured ceilings live
+(``measured.measured_dir``) before drawing its kept first screen, and the ceilings module
+(~5 ms of imports) is not needed for that.
+"""

@@ -13,11 +13,13 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roofscope.atomic import write_json
 from roofscope.errors import RoofscopeError
-from roofscope.hardware.specs import GpuSpec, match_device_name
+
+if TYPE_CHECKING:
+    from roofscope.hardware.specs import GpuSpec
 
 
 def measured_dir() -> Path:
@@ -31,6 +33,10 @@ def measured_dir() -> Path:
 
 
 def gpu_file_key(device_name: str) -> str:
+    # the spec table imported here: measured_dir() is read before roofscope open's first
+    # screen (report_memo), where the table's ~9 ms of imports would be spent for nothing
+    from roofscope.hardware.specs import match_device_name
+
     spec = match_device_name(device_name)
     if spec is not None and not spec.mig_slice:
         return spec.key

@@ -9,10 +9,35 @@ core (lifecycle, lock, regrouping) · loading (options, plans, ceilings) · view
 chain, in order) · report (per-report queries) · decisions · contract · frames
 """
 
-from roofscope.session.contract import JSON_SCHEMA_VERSION
-from roofscope.session.core import Session, load, load_in_thread
-from roofscope.session.loading import Options
-from roofscope.session.report import Report
-from roofscope.session.views import AXES
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from roofscope.grouping import AXES
+
+if TYPE_CHECKING:
+    from roofscope.session.contract import JSON_SCHEMA_VERSION
+    from roofscope.session.core import Session, load, load_in_thread
+    from roofscope.session.loading import Options
+    from roofscope.session.report import Report
 
 __all__ = ["AXES", "JSON_SCHEMA_VERSION", "Options", "Report", "Session", "load", "load_in_thread"]
+
+# Imported when first asked for (PEP 562): ``core`` loads DuckDB (~0.15 s), and the TUI draws
+# its first screen from a kept copy before any session exists (tui/first_screen.py).
+_WHERE = {
+    "JSON_SCHEMA_VERSION": "contract",
+    "Session": "core",
+    "load": "core",
+    "load_in_thread": "core",
+    "Options": "loading",
+    "Report": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'roofscope.session' has no attribute {name!r}")
+    return getattr(import_module(f"roofscope.session.{module}"), name)

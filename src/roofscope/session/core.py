@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.grouping import Grouper, Rule
+from roofscope.grouping import AXES, Grouper, Rule
 from roofscope.session import contract, frames
 from roofscope.session.loading import Options, read_reports, store_default_facts
-from roofscope.session.views import AXES, apply_groups, build_views
+from roofscope.session.views import apply_groups, build_views
 from roofscope.store import (
     OpenedStore,
     changed_since_loaded,

@@ -14,14 +14,13 @@ from dataclasses import dataclass, field
 import duckdb
 
 from roofscope.errors import RoofscopeError
-from roofscope.grouping import Rule, config_files, rules_from_files
+from roofscope.grouping import AXES, Rule, config_files, rules_from_files
 from roofscope.hardware.ceilings import load_ceilings_file, resolve_ceilings, tensor_ops_by_type
 from roofscope.hardware.specs import GpuSpec, find_gpu, match_device_name
 from roofscope.ingest.registry import layout as layout_record
 from roofscope.metrics import FP16_CONVENTIONS, MetricPlan, plan_report, store_facts
 from roofscope.quantities import CACHE_LEVELS
 from roofscope.session.report import Report
-from roofscope.session.views import AXES
 
 
 @dataclass

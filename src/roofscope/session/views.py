@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from roofscope.analysis import efficiency, join
-from roofscope.grouping import Grouper
+from roofscope.grouping import AXES, Grouper
 from roofscope.metrics import build_facts
 from roofscope.quantities import BYTES, FLOPS, LEVELS, PRECISIONS, TIME_S, flop_total
 from roofscope.sqlutil import insert_rows
@@ -22,8 +22,6 @@ from roofscope.sqlutil import insert_rows
 if TYPE_CHECKING:
     from roofscope.session.report import Report
 
-# Grouping axes: name rules (every report), or the NVTX range a kernel was launched in.
-AXES = {"rules": None, "nvtx-inner": "innermost", "nvtx-outer": "outermost"}
 NO_RANGE = "(no NVTX range)"
 
 

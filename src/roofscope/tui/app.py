@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -30,8 +30,7 @@ from textual.widgets.option_list import Option
 
 from roofscope.errors import RoofscopeError
 from roofscope.present.text import shown
-from roofscope.session import Session, load
-from roofscope.store import damaged_error, is_damaged
+from roofscope.tui import first_screen
 from roofscope.tui.fatal import OneLineErrors
 from roofscope.tui.help import help_text
 from roofscope.tui.keys_driver import PromptEscape
@@ -46,7 +45,7 @@ from roofscope.tui.messages import (
     ShowPane,
 )
 from roofscope.tui.panes.base import Pane
-from roofscope.tui.panes.registry import PANES
+from roofscope.tui.panes.registry import PANES, PaneEntry, pane_classes
 from roofscope.tui.screens.modals import ExportScreen, HelpScreen
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.footer import KeysFooter
@@ -57,6 +56,9 @@ if TYPE_CHECKING:
 
     from textual.widget import AwaitMount
     from textual.worker import Worker
+
+    from roofscope.session import Session
+    from roofscope.tui.first_screen import FirstScreen
 
 # The footer shows the pane keys as one compact group ("12345678 panes") (? lists them), so that
 # ? Help and q Quit stay in view at 80 columns.
@@ -97,11 +99,11 @@ class RoofscopeCommands(Provider):
     def _pane_entries(app: App[Any]) -> Iterator[tuple[str, Any, str]]:
         """The panes mounted or about to be (only Runs before a report is open)."""
         later = getattr(app, "later", [])
-        for cls in PANES:
-            if cls in later or app.query(f"#{cls.KEY}"):
+        for entry in PANES:
+            if entry in later or app.query(f"#{entry.KEY}"):
                 yield (
-                    f"Pane: {cls.TITLE}",
-                    lambda k=cls.KEY: app.post_message(ShowPane(k)),
+                    f"Pane: {entry.TITLE}",
+                    lambda k=entry.KEY: app.post_message(ShowPane(k)),
                     ("switch pane"),
                 )
 
@@ -186,9 +188,13 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         Binding("q", "quit", "Quit", id="quit"),
         *(
             Binding(
-                str(i), f"show_pane('{cls.KEY}')", cls.TITLE, id=f"pane.{cls.KEY}", group=PANE_KEYS
+                str(i),
+                f"show_pane('{entry.KEY}')",
+                entry.TITLE,
+                id=f"pane.{entry.KEY}",
+                group=PANE_KEYS,
             )
-            for i, cls in enumerate(PANES, start=1)
+            for i, entry in enumerate(PANES, start=1)
         ),
         Binding(
             "e",
@@ -223,6 +229,7 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         opening: Future[Session] | None = None,
         start_pane: str | None = None,
         runs_dir: str | Path | None = None,
+        first: FirstScreen | None = None,
         **load_options: Any,
     ):
         super().__init__()
@@ -234,16 +241,23 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         # ``paths`` already being opened (session.load_in_thread, started before Textual was
         # imported): the first open waits for it instead of loading them again
         self._opening = opening
+        # the load in flight (or last): the CLI leaves without waiting for one still running
+        self.loading: Future[Session] | None = opening
+        # ``first``: the Kernels pane's screen kept beside the cache (tui/first_screen.py),
+        # drawn before the session is there; the keys typed until it is wait in ``_held``
+        self._first_read = first
+        self._held: list[events.Key] | None = None
         self.state = ViewState(
             ascii_only=ascii_only or ascii_terminal(),
             use_color="NO_COLOR" not in os.environ,
             runs_root=Path(runs_dir) if runs_dir else None,
         )
         self.state.open(session)
+        self.state.first = first
         self.started = time.perf_counter()
         self.first_paint_s: float | None = None
         self._told_changed: list[str] = []
-        self.later: list[type[Pane]] = []  # panes mounted after the first screen (_mount)
+        self.later: list[PaneEntry] = []  # panes mounted after the first screen (_mount)
         self._mounting: AwaitMount | None = None  # the later panes, while they mount
         self._mounting_keys: set[str] = set()
 
@@ -252,7 +266,11 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         return self.state.session
 
     def compose(self) -> ComposeResult:
-        yield PlainStatic("loading…", id="loading")
+        if self.paths and self.state.first is not None and self.session is None:
+            # the kept first screen in the first frame: no "loading…" drawn and replaced
+            yield self._switcher(list(PANES), first_screen.PANE)
+        else:
+            yield PlainStatic("loading…", id="loading")
         yield KeysFooter(compact=True)  # ? Help and q Quit in view at 80 columns
 
     def on_mount(self) -> None:
@@ -263,7 +281,9 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         elif opening is not None and opening.done() and opening.exception() is None:
             # opened while Textual was imported: the panes at once, no "loading…" screen drawn
             self._opening = None
-            self._opened(opening.result())
+            self._opened(opening.result(), self.paths)
+        elif self.paths and self.state.first is not None:
+            self._first_screen()
         elif self.paths:
             self._open(self.paths)
         elif self.start_pane is not None:
@@ -278,30 +298,60 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         elif choice:
             self._open([choice])
 
-    def _mount(self, panes: list[type[Pane]], start: str) -> None:
+    def _first_screen(self) -> None:
+        """The Kernels pane from the kept first screen now, the session loaded once it is
+        drawn (not during: DuckDB's import would share the GIL with the drawing); keys typed
+        meanwhile wait for the session (``on_event``), and the other panes mount after it."""
+        self._held = []
+        self.call_after_refresh(self.action_show_pane, first_screen.PANE)
+        self.call_after_refresh(self._painted)
+        self.call_after_refresh(self._open, self.paths)
+
+    async def on_event(self, event: events.Event) -> None:
+        """While the kept first screen stands in for a session still loading, a key waits for
+        it (each would act on the session: drill down, filter, another pane), and a click is
+        dropped; quitting goes through at once."""
+        held = self._held
+        if held is not None and isinstance(event, events.InputEvent) and not event.is_forwarded:
+            if isinstance(event, events.Key) and event.key not in ("q", "ctrl+q", "ctrl+c"):
+                held.append(event)
+                return
+            if isinstance(event, events.MouseEvent) and not isinstance(event, events.MouseMove):
+                return
+        await super().on_event(event)
+
+    def _mount(self, panes: list[PaneEntry], start: str) -> None:
         """The start pane now; the others once it has drawn its first data, or at once when
         a number key asks for one: composing and styling every pane came before the first
         screen and cost ~0.1 s of it (docs/performance.md, issue 20 item 4)."""
         self.query_one("#loading").remove()
-        first = next(cls for cls in panes if cls.KEY == start)  # noqa: SIM300
-        self.later = [cls for cls in panes if cls is not first]
-        self._mounting, self._mounting_keys = None, set()
-        switcher = ContentSwitcher(first.create(self.state), initial=start)
+        switcher = self._switcher(panes, start)
         mounted = self.mount(switcher, before=self.query_one(KeysFooter))
         self.call_after_refresh(self.action_show_pane, start)
+        self._mount_later_soon(switcher, mounted)
+
+    def _switcher(self, panes: list[PaneEntry], start: str) -> ContentSwitcher:
+        """The switcher holding the start pane; the others left in ``later``."""
+        first = next(entry for entry in panes if entry.KEY == start)  # noqa: SIM300
+        self.later = [entry for entry in panes if entry is not first]
+        self._mounting, self._mounting_keys = None, set()
+        return ContentSwitcher(first.create(self.state), initial=start)
+
+    def _mount_later_soon(self, switcher: ContentSwitcher, mounted: AwaitMount | None) -> None:
         self.run_worker(
-            self._mount_later_when_ready(mounted, switcher, start),
+            self._mount_later_when_ready(mounted, switcher),
             group="mount-later",
             exclusive=True,
             exit_on_error=False,
         )
 
     async def _mount_later_when_ready(
-        self, mounted: AwaitMount, switcher: ContentSwitcher, start: str
+        self, mounted: AwaitMount | None, switcher: ContentSwitcher
     ) -> None:
         """Mount ``later`` after the start pane's first queries have finished (at most 1 s)
         and the screen showing them has been drawn."""
-        await mounted
+        if mounted is not None:
+            await mounted
         running = [w for w in self.workers if w.node in switcher.children and not w.is_finished]
         if running:
             await asyncio.wait([asyncio.create_task(_finished(w)) for w in running], timeout=1.0)
@@ -315,10 +365,10 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         """Mount the panes left for later into the switcher (now, unless under way); what to
         await for them, None when every pane is mounted."""
         if self.later:
-            panes = [cls.create(self.state) for cls in self.later]
+            panes = [entry.create(self.state) for entry in self.later]
             for pane in panes:
                 pane.display = False  # the switcher hides only the children it started with
-            self._mounting_keys = {cls.KEY for cls in self.later}
+            self._mounting_keys = {entry.KEY for entry in self.later}
             self.later = []
             self._mounting = self.query_one(ContentSwitcher).mount(*panes)
         return self._mounting
@@ -331,7 +381,7 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
 
     def _pending(self, key: str) -> bool:
         """Whether pane ``key`` is left for later or still being mounted."""
-        return any(cls.KEY == key for cls in self.later) or key in self._mounting_keys  # noqa: SIM300
+        return any(entry.KEY == key for entry in self.later) or key in self._mounting_keys  # noqa: SIM300
 
     async def _shutdown(self) -> None:
         """Let a later mount under way finish before Textual closes the app (at most 2 s):
@@ -352,12 +402,12 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
     def _mount_without_report(self) -> None:
         """No report yet (``roofscope profile`` with no model): only the panes that need none,
         on ``start_pane`` if it is one of them."""
-        panes = [cls for cls in PANES if not cls.NEEDS_REPORT]
-        keys = [cls.KEY for cls in panes]
+        panes = [entry for entry in PANES if not entry.NEEDS_REPORT]
+        keys = [entry.KEY for entry in panes]
         self._mount(panes, self.start_pane if self.start_pane in keys else keys[0])
 
     def _mount_panes(self) -> None:
-        start = next(cls.KEY for cls in PANES if cls.start_here(self.session))
+        start = next(entry.KEY for entry in PANES if entry.start_here(self.session))
         self._mount(list(PANES), start)
         self.call_after_refresh(self._painted)
 
@@ -421,6 +471,8 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
 
     def _handle_exception(self, error: Exception) -> None:
         # A cache that rotted under us: remove it and leave with the one line that says so.
+        from roofscope.store import damaged_error, is_damaged  # DuckDB's: loaded by now
+
         if is_damaged(error):
             self.fatal_line = damaged_error().one_line()
             self.exit(return_code=2)
@@ -430,14 +482,23 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
     @work(thread=True, exclusive=True, group="open")
     def _open(self, paths: list[str]) -> None:
         opening, self._opening = self._opening, None
+        if opening is None:
+            from roofscope.session import load_in_thread
+
+            opening = load_in_thread(*paths, **self.load_options)
+        self.loading = opening
         try:
-            session = opening.result() if opening is not None else load(*paths, **self.load_options)
+            session = opening.result()
         except RoofscopeError as exc:
             self.call_from_thread(self._failed, exc)
             return
-        self.call_from_thread(self._opened, session)
+        self.call_from_thread(self._opened, session, paths)
 
     def _failed(self, exc: RoofscopeError) -> None:
+        if self._held is not None:  # the kept first screen stood for what failed to load
+            self.fatal_line = exc.one_line()
+            self.exit(return_code=2)
+            return
         if self.start_pane is not None or self.query(Pane) or self._came_from_runs:
             self.notify(exc.one_line(), severity="error", timeout=10)
             self._mount_without_report()  # back to the runs rather than a dead end
@@ -451,17 +512,41 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         self.fatal_line = exc.one_line()
         self.exit(return_code=2)
 
-    def _opened(self, session: Session) -> None:
+    def _opened(self, session: Session, paths: list[str]) -> None:
+        held, self._held = self._held, None
+        group = self.state.group
         self.state.open(session)
-        self._mount_panes()
+        self.state.keep_first = lambda screen: self._keep_first(paths, screen)
+        if held is None:
+            self._mount_panes()
+            return
+        # behind the kept first screen: the pane queries the session (the same rows: nothing
+        # moves), the cursor stays where it is, the other panes mount, the keys go through
+        self.state.first = None
+        self.state.group = group
+        for pane in self.query(Pane):
+            pane.reload()
+        self._mount_later_soon(self.query_one(ContentSwitcher), None)
+        self.call_after_refresh(self._painted)
+        for key in held:
+            self.post_message(events.Key(key.key, key.character))
+
+    def _keep_first(self, paths: list[str], screen: FirstScreen) -> None:
+        """Keep the Kernels pane's first screen for the next open of ``paths`` (once; in the
+        pane's worker), unless it is the one read at this open."""
+        self.state.keep_first = None
+        if screen != self._first_read:
+            first_screen.write(paths, self.load_options, screen)
 
     def _painted(self) -> None:
-        self.first_paint_s = time.perf_counter() - self.started
+        if self.first_paint_s is None:
+            self.first_paint_s = time.perf_counter() - self.started
         # What is there now (the session, the widgets, the stylesheet) lives as long as the
         # app: moved out of the collector's way, a full collection walks only what came later.
         # It walked ~150,000 objects for 40–170 ms, on one key in twenty (bench/tui.py).
         gc.freeze()
-        self._warm_up()
+        if self.session is not None:  # not yet behind a kept first screen: once it is there
+            self._warm_up()
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # an app run in a longer process (tests, a notebook) leaves nothing pinned
@@ -477,7 +562,10 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
     # -- the view state: panes ask, the app changes it and tells every pane -----------------
     def _changed(self, change: Change) -> None:
         """Each pane decides: reload now (shown), later (hidden), redraw, or nothing; so
-        moving the cursor over a million launches never queues work for hidden panes."""
+        moving the cursor over a million launches never queues work for hidden panes. The
+        first screen is no longer the one to keep once more than the selection moved."""
+        if change is not Change.SELECTION:
+            self.state.keep_first = None
         for pane in self.query(Pane):
             pane.state_changed(change)
 
@@ -557,7 +645,7 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
     def action_help(self) -> None:
         app_bindings = [b for b in self.BINDINGS if "show_pane" not in b.action]
         self.push_screen(
-            HelpScreen(help_text("roofscope", PANES, app_bindings, APP_KEYS, HELP_TAIL))
+            HelpScreen(help_text("roofscope", pane_classes(), app_bindings, APP_KEYS, HELP_TAIL))
         )
 
     def action_next_report(self) -> None:

@@ -7,6 +7,7 @@ never needs the app's type to read what it shows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from roofscope.analysis.browse import Filter
     from roofscope.session import Report, Session
+    from roofscope.tui.first_screen import FirstScreen
 
 
 def _no_filter() -> Filter:
@@ -44,6 +46,12 @@ class ViewState:
     use_color: bool = True
     runs_root: Path | None = None
     detail_search: str = ""  # a search Detail applies when it next loads (Advice's `d`)
+    # The Kernels pane's first screen as kept beside the cache: what it shows while the
+    # session loads (tui/first_screen.py); None once the session is there
+    first: FirstScreen | None = None
+    # Where the pane hands the first screen it computed, to be kept for the next open; the
+    # app sets it with a session and takes it back once rules, axis, filter or report moved
+    keep_first: Callable[[FirstScreen], None] | None = None
 
     def open(self, session: Session | None) -> None:
         """A new session: start on a report with kernels (a recording lives in Monitor)."""

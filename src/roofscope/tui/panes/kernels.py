@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -15,13 +15,14 @@ from textual.worker import get_current_worker
 
 from roofscope.analysis.browse import LAUNCH_KEYS, Filter
 from roofscope.errors import RoofscopeError
+from roofscope.grouping import AXES
 from roofscope.output.export import datum
 from roofscope.present import columns as cols
 from roofscope.present import units as f
 from roofscope.present.text import plain
 from roofscope.present.units import distinct as cut_names
-from roofscope.quantities import EFFICIENCY, EFFICIENCY_COMPLETE
-from roofscope.session import AXES, Report, Session
+from roofscope.quantities import EFFICIENCY
+from roofscope.tui.first_screen import FirstScreen, Groups, Heading, heading, query_groups
 from roofscope.tui.messages import (
     AxisChanged,
     FilterKernels,
@@ -34,6 +35,9 @@ from roofscope.tui.screens.modals import RuleEditor
 from roofscope.tui.state import Change, ViewState
 from roofscope.tui.widgets.plain import PlainStatic, PlainTable
 from roofscope.tui.widgets.virtual_table import PAGE, Column, VirtualTable
+
+if TYPE_CHECKING:
+    from roofscope.session import Report, Session
 
 # The pane's columns, from the registry `roofscope report` reads too (present.columns): ncu
 # groups, nsys groups, the nsys columns beside an ncu report opened with an nsys export of the
@@ -138,6 +142,10 @@ class KernelsPane(Pane):
 
     # -- loading ---------------------------------------------------------------------------
     def reload(self) -> None:
+        if self.state.session is None:  # the kept first screen, drawn while the session loads
+            if self.state.first is not None:
+                self._show_groups(self.state.first.groups)
+            return
         self._load_groups(self.state.current, self.state.filter)
         if self.drilled_group is not None:
             self._open_launches(self.drilled_group)
@@ -145,40 +153,52 @@ class KernelsPane(Pane):
     @work(thread=True, exclusive=True, group="kernels-groups")
     def _load_groups(self, report: Report, flt: Filter) -> None:
         try:
-            rows = report.rows("group", flt)
-            precision = [] if report.is_nsys else report.precision()
-            partial = any(r.get(EFFICIENCY_COMPLETE) is False for r in rows)
-            missing = report.missing_components() if partial else None
+            groups = query_groups(report, flt)
         except RoofscopeError as exc:
             self.app.call_from_thread(self.app.notify, exc.one_line(), severity="error")
             return
-        self.precision = precision
-        self.app.call_from_thread(self._show_groups, rows, missing)
+        self.app.call_from_thread(self._show_groups, groups)
+        keep = self.state.keep_first
+        if keep is not None and flt == Filter():  # kept for the next open (off the UI thread)
+            keep(FirstScreen(self._heading(), groups))
+
+    def _groups(self) -> Groups:
+        """The groups shown, to be shown again (another sort)."""
+        return Groups(self.rows, self.precision, self.eff_missing)
+
+    def _heading(self) -> Heading:
+        """What the columns and status line depend on: the session's, or the kept first
+        screen's while the session loads."""
+        if self.state.session is None and self.state.first is not None:
+            return self.state.first.heading
+        return heading(self.state.label(), self.state.current, self.session.axis)
 
     def _column_set(self) -> tuple[cols.Column, ...]:
-        if self.state.current.is_nsys:
-            return NSYS_COLUMNS
-        return (
-            GROUP_COLUMNS + JOINED_COLUMNS
-            if self.state.current.partner is not None
-            else (GROUP_COLUMNS)
+        return {"nsys": NSYS_COLUMNS, "joined": GROUP_COLUMNS + JOINED_COLUMNS}.get(
+            self._heading().kind, GROUP_COLUMNS
         )
 
-    def _show_groups(self, rows: list[dict[str, Any]], missing: list[str] | None = None) -> None:
-        self.eff_missing = missing  # None: every efficiency shown is exact
+    def _show_groups(self, groups: Groups) -> None:
+        self.precision = groups.precision
+        self.eff_missing = groups.missing  # None: every efficiency shown is exact
         table = self.query_one("#groups", DataTable)
         columns = self._column_set()
-        if columns != self.columns:
+        same_columns = columns == self.columns
+        if not same_columns:
             self.columns = columns
             self.group_sort = 2  # time
         key = self.columns[self.group_sort].key
-        rows = sorted(rows, key=lambda r: _sort_value(r, key), reverse=self.descending)
+        rows = sorted(groups.rows, key=lambda r: _sort_value(r, key), reverse=self.descending)
         if self.descending:  # keep unknowns last either way
             rows = [r for r in rows if _sort_value(r, key)[0] is False] + [
                 r for r in rows if _sort_value(r, key)[0] is True
             ]
+        # the session's rows replacing the kept first screen's are most often the same rows:
+        # the table stays as drawn (a redraw would move nothing, and costs a frame)
+        same = same_columns and rows == self.rows and self.table_layout is not None
         self.rows = rows
-        self._fill_groups(table)
+        if not (same and self._width() == self.filled_width):
+            self._fill_groups(table)
         self._status()
 
     def _width(self) -> int:
@@ -243,7 +263,8 @@ class KernelsPane(Pane):
         return out
 
     def _status(self) -> None:
-        parts = [self.state.label()]
+        head = self._heading()
+        parts = [head.label]
         flt = self.state.filter
         if self.drilled_group is not None:
             count = self.pager.count if self.pager else 0
@@ -262,10 +283,9 @@ class KernelsPane(Pane):
         if flt.window is not None:
             _, t0, t1 = flt.window
             parts.append(f"window {f.time(t0 / 1e9)}–{f.time(t1 / 1e9)}")
-        axis = self.session.axis
-        if axis != "rules":
-            parts.append(f"groups: {axis.replace('nvtx-', 'NVTX ')}most range")
-        if self.state.current.partner is not None:
+        if head.axis != "rules":
+            parts.append(f"groups: {head.axis.replace('nvtx-', 'NVTX ')}most range")
+        if head.kind == "joined":
             parts.append("nsys columns: real timeline; ncu times: replayed, locked clocks")
         if self.eff_missing is not None and self.drilled_group is None:
             why = f.incomplete_reason(self.eff_missing)
@@ -273,6 +293,8 @@ class KernelsPane(Pane):
         parts.append(f"sort {sort_title} {'↓' if self.descending else '↑'}")
         if self.drilled_group is not None:
             parts.append("Enter: every metric · Esc: back to the groups")
+        if self.state.session is None:  # the kept first screen: keys wait for the session
+            parts.append("loading the report…")
         self.query_one("#kernels-status", Static).update(" · ".join(parts))
 
     def _open_launches(self, group: str) -> None:
@@ -448,14 +470,14 @@ class KernelsPane(Pane):
             self._open_launches(self.drilled_group)
         else:
             self.group_sort = (self.group_sort + 1) % len(self.columns)
-            self._show_groups(self.rows)
+            self._show_groups(self._groups())
 
     def action_reverse(self) -> None:
         self.descending = not self.descending
         if self.drilled_group is not None:
             self._open_launches(self.drilled_group)
         else:
-            self._show_groups(self.rows)
+            self._show_groups(self._groups())
 
     def action_rules(self) -> None:
         self.app.push_screen(RuleEditor(list(self.session.grouper.rules), self.session))
