@@ -171,7 +171,7 @@ async def test_a_kept_screen_is_read_only_while_everything_it_came_from_is_uncha
     assert first_screen.read([str(copy)], {**OPTIONS, "use_cache": False}) is None
     assert first_screen.read([str(copy)], {**OPTIONS, "gpu": "A100"}) is None
     # a project rules file appearing in the working folder regroups: not the kept screen
-    (in_tmp_cwd / "roofscope.toml").write_text('[[rules]]\npattern = "conv"\ngroup = "C"\n')
+    (in_tmp_cwd / "roofscope.toml").write_text('[[groups]]\npattern = "conv"\nname = "C"\n')
     assert first_screen.read([str(copy)], OPTIONS) is None
     (in_tmp_cwd / "roofscope.toml").unlink()
     assert first_screen.read([str(copy)], OPTIONS) is not None
@@ -216,6 +216,56 @@ async def test_only_the_screen_the_options_give_is_kept(tmp_path, monkeypatch, i
             assert (app.state.keep_first is None) == (change is not Change.SELECTION), change
 
 
+async def test_a_recording_keeps_no_first_screen(tmp_path, monkeypatch, in_tmp_cwd):
+    """A GPU recording opens on Monitor: the Kernels pane mounted behind it (no groups) is not
+    the screen a re-open starts from, and nothing is kept."""
+    monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(tmp_path))
+    app = RoofscopeApp([str(SAMPLES / "h100_matmul.parquet")], **OPTIONS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(100):
+            await settle(app, pilot)
+            if not app.later and app.query(KernelsPane) and not app.workers._workers:
+                break
+        assert app.query_one(ContentSwitcher).current == "monitor"
+        assert app.query(KernelsPane), "the Kernels pane was mounted and loaded"
+    assert kept(tmp_path) == []
+
+
+def test_the_command_line_keeps_and_finds_its_first_screen(tmp_path, monkeypatch, in_tmp_cwd):
+    """``roofscope open FILE`` twice through the entry point: the first open keeps its first
+    screen under the options the command line gives, the second finds it and starts from it
+    (the app is run headless here, until its session is there)."""
+    import asyncio
+
+    from roofscope.cli import commands, main
+
+    monkeypatch.setenv("ROOFSCOPE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(commands, "need_terminal", lambda *args: None)
+    started: list[first_screen.FirstScreen | None] = []
+
+    def run_headless(app: RoofscopeApp) -> int:
+        started.append(app.state.first)
+
+        async def run() -> None:
+            async with app.run_test(size=(120, 40)) as pilot:
+                for _ in range(200):
+                    await settle(app, pilot)
+                    if app.session is not None and kept(tmp_path):
+                        break
+
+        asyncio.run(run())
+        return 0
+
+    monkeypatch.setattr(commands, "_run_app", run_headless)
+    assert main(["open", RESNET]) == 0
+    assert len(kept(tmp_path)) == 1
+    assert main(["open", RESNET]) == 0
+    assert started[0] is None and started[1] is not None
+    assert "batch norm" in [r["name"] for r in started[1].groups.rows]
+    assert main(["open", RESNET, "--nvtx", "innermost"]) == 0  # another axis: not that screen
+    assert started[2] is None
+
+
 def test_the_first_screen_path_imports_no_duckdb_nor_arrow():
     """What ``roofscope open`` imports before drawing a kept screen: Textual, the app and its
     panes' registry, the kept-screen reader. DuckDB (~0.15 s) and pyarrow come after."""
@@ -223,6 +273,7 @@ def test_the_first_screen_path_imports_no_duckdb_nor_arrow():
         "import sys, roofscope.cli.commands, roofscope.tui.first_screen, roofscope.tui.app\n"
         "from roofscope.tui.panes.registry import PANES\n"
         "PANES[0].load()\n"
+        "roofscope.tui.first_screen.read(['report.csv'], {})\n"
         "print(sorted(m for m in ('duckdb', 'pyarrow', 'numpy', 'pandas', 'plotext') "
         "if m in sys.modules))"
     )

@@ -490,3 +490,14 @@ async def test_q_while_panes_are_still_built_leaves_cleanly(in_tmp_cwd):
             broken._handle_exception(NoMatches("a pane's own bug"))
             await pilot.pause()
     assert broken.return_code == 1 and (broken.fatal_line or "").startswith("roofscope: internal")
+
+
+async def test_ctrl_c_says_how_to_quit_in_plain_text(in_tmp_cwd):
+    app = RoofscopeApp([RESNET])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("ctrl+c")
+        await settle(app, pilot)
+        said = [str(n.message) for n in app._notifications]
+        assert any(m.startswith("Press ") and m.endswith(" to quit the app") for m in said), said
+        assert not any("[b]" in m for m in said)

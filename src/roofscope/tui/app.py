@@ -406,9 +406,12 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         keys = [entry.KEY for entry in panes]
         self._mount(panes, self.start_pane if self.start_pane in keys else keys[0])
 
+    def _start_pane(self) -> str:
+        """The pane the open session starts on (the first that says so)."""
+        return next(entry.KEY for entry in PANES if entry.start_here(self.session))
+
     def _mount_panes(self) -> None:
-        start = next(entry.KEY for entry in PANES if entry.start_here(self.session))
-        self._mount(list(PANES), start)
+        self._mount(list(PANES), self._start_pane())
         self.call_after_refresh(self._painted)
 
     def action_reload(self) -> None:
@@ -430,11 +433,20 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
             self.session.close()
         gc.unfreeze()  # the panes and session going away may be collected (frozen again after)
         self.state.open(None)
+        self.state.keep_first = None  # a pane's load still under way keeps nothing
         self.paths = paths
         self._came_from_runs = from_runs
         self._told_changed = []
         self.mount(PlainStatic("loading…", id="loading"), before=self.query_one(KeysFooter))
         self._open(paths)
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C says how to quit, as Textual's does, in plain text: ``notify`` here never
+        reads markup, and Textual's own line showed its ``[b]`` tags."""
+        for key, active in self.active_bindings.items():
+            if active.binding.action in ("quit", "app.quit"):
+                self.notify(f"Press {key} to quit the app", title="Do you want to quit?")
+                return
 
     def notify(
         self,
@@ -516,7 +528,8 @@ class RoofscopeApp(OneLineErrors, PromptEscape, App[None]):
         held, self._held = self._held, None
         group = self.state.group
         self.state.open(session)
-        self.state.keep_first = lambda screen: self._keep_first(paths, screen)
+        if self._start_pane() == first_screen.PANE:  # not a recording, which opens on Monitor
+            self.state.keep_first = lambda screen: self._keep_first(paths, screen)
         if held is None:
             self._mount_panes()
             return

@@ -146,12 +146,14 @@ class KernelsPane(Pane):
             if self.state.first is not None:
                 self._show_groups(self.state.first.groups)
             return
-        self._load_groups(self.state.current, self.state.filter)
+        # the heading taken now, with the query: a report or axis switched while the worker
+        # runs must not label these groups
+        self._load_groups(self.state.current, self.state.filter, self._heading())
         if self.drilled_group is not None:
             self._open_launches(self.drilled_group)
 
     @work(thread=True, exclusive=True, group="kernels-groups")
-    def _load_groups(self, report: Report, flt: Filter) -> None:
+    def _load_groups(self, report: Report, flt: Filter, head: Heading) -> None:
         try:
             groups = query_groups(report, flt)
         except RoofscopeError as exc:
@@ -160,7 +162,7 @@ class KernelsPane(Pane):
         self.app.call_from_thread(self._show_groups, groups)
         keep = self.state.keep_first
         if keep is not None and flt == Filter():  # kept for the next open (off the UI thread)
-            keep(FirstScreen(self._heading(), groups))
+            keep(FirstScreen(head, groups))
 
     def _groups(self) -> Groups:
         """The groups shown, to be shown again (another sort)."""
