@@ -40,9 +40,10 @@ def test_channels_last_prediction_against_the_applied_run():
     after, after_groups = _read(AFTER)
     assert before.step_s == pytest.approx(3.811e-3, rel=1e-3)
     assert after.step_s == pytest.approx(3.060e-3, rel=1e-3)
-    # the transforms are gone entirely; NHWC batch norm and element-wise kernels are slower
+    # the transforms are gone, but for cuDNN's padding of the first convolution's 3 input
+    # channels (nhwcAddPaddingKernel, 24 µs); NHWC batch norm and element-wise kernels are slower
     assert before_groups["layout transform"] == pytest.approx(1.001e-3, rel=1e-3)
-    assert "layout transform" not in after_groups
+    assert after_groups["layout transform"] == pytest.approx(23.8e-6, rel=1e-2)
     slower = sum(after_groups[g] - before_groups[g] for g in ("batch norm", "element-wise"))
     assert slower == pytest.approx(0.227e-3, rel=0.02)
     measured = before.step_s - after.step_s
@@ -90,20 +91,23 @@ def test_tensor_cores_prediction_against_the_tf32_run(
 
 def test_fusion_prediction_against_the_compiled_run():
     """ResNet-18 bf16 b8 eager (the run with layer ranges) against --compile: the fusible groups'
-    time went 1.407 -> 1.018 ms (28%, what FUSION_SAVES is fitted to; 0.5 was 81% high). The
-    whole step went 3.805 -> 2.237 ms: Inductor also removed every layout transform (it lays
-    convolutions out channels_last), which the channels_last item had predicted."""
+    time went 1.407 -> 0.994 ms (29%; FUSION_SAVES, 0.28, was fitted when the compiled run's
+    24 µs of cuDNN NHWC padding still counted as a reduction, since grouped as a layout change;
+    0.5 was 81% high). The whole step went 3.805 -> 2.237 ms: Inductor also removed every
+    layout transform but that padding (it lays convolutions out channels_last), which the
+    channels_last item had predicted."""
     b, b_groups = _read("resnet18_bf16_b8_layers_h100.ncu-raw.csv.gz")
     a, a_groups = _read("resnet18_bf16_b8_compile_h100.ncu-raw.csv.gz")
     assert (b.step_s, a.step_s) == pytest.approx((3.805e-3, 2.237e-3), rel=1e-3)
     item = _item(b, "fusion")
     assert item.groups == ["batch norm", "element-wise", "softmax", "reduction"]
     saved = sum(b_groups[g] - a_groups.get(g, 0.0) for g in item.groups)
-    assert saved == pytest.approx(0.389e-3, rel=2e-3)
-    assert saved / item.time_s == pytest.approx(FUSION_SAVES, abs=0.005)
-    assert item.est_gain_s == pytest.approx(saved, rel=0.02)
-    assert 0.5 * item.time_s / saved - 1 == pytest.approx(0.81, abs=0.01)  # the old guess
-    assert "layout transform" not in a_groups and a.compiled
+    assert saved == pytest.approx(0.413e-3, rel=2e-3)
+    assert saved / item.time_s == pytest.approx(0.294, abs=0.001)
+    assert item.est_gain_s == pytest.approx(FUSION_SAVES * item.time_s)
+    assert item.est_gain_s / saved - 1 == pytest.approx(-0.046, abs=0.002)
+    assert 0.5 * item.time_s / saved - 1 == pytest.approx(0.70, abs=0.01)  # the old guess
+    assert a_groups["layout transform"] == pytest.approx(24.1e-6, rel=1e-2) and a.compiled
     assert "fusion" not in {x.rule for x in roofscope_advice(a)}  # quiet on a compiled run
     layout = _item(b, "channels_last")
     assert layout.est_gain_s == pytest.approx(0.750e-3, rel=2e-3)

@@ -93,3 +93,62 @@ def test_real_names_are_in_their_exports(source):
         pytest.skip(f"{source} is not here (the shared samples are optional)")
     missing = {r["name"] for r in REAL if r["source"] == source} - _names_in(path)
     assert not missing, missing
+
+
+# Every real export the project can reach, by where the listed sources say it is (the wild
+# samples' SOURCES.md asks that none of their text be copied here: they are not read).
+UNGROUPED = REPO / "tests" / "data" / "ungrouped_names.csv"
+REACHABLE = (
+    "sample_reports",
+    "tests/data",
+    "shared/samples/h100",
+    "shared/samples/generated",
+    "shared/samples/public",
+)
+
+
+def _reachable_names() -> dict[str, str]:
+    """Each distinct kernel name in the reachable exports -> the first export (as a source)."""
+    spec = importlib.util.spec_from_file_location("kernel_names", REPO / "tools/kernel_names.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    seen: dict[str, str] = {}
+    for root in REACHABLE:
+        base = _source({"source": root})
+        if not base.is_dir():
+            continue
+        for source, found in module.distinct([str(base)]).items():
+            path = Path(found)
+            where = (
+                f"shared/samples/{path.relative_to(SHARED).as_posix()}"
+                if path.is_relative_to(SHARED)
+                else path.relative_to(REPO).as_posix()
+            )
+            seen.setdefault(source, where)
+    return seen
+
+
+@pytest.mark.slow
+def test_the_names_no_built_in_rule_groups_are_the_listed_ones():
+    """Issue 32: every kernel name of every reachable real export that falls into no built-in
+    group (it is grouped by its base name) is listed in tests/data/ungrouped_names.csv, and
+    every listed name still does. A new framework's kernels, or a rule that stopped matching,
+    show up here by name. The listed ones are a program's own kernels (vectorAdd, a
+    benchmark's GEMM variants, Julia and OpenACC names), which a project rule should group."""
+    seen = _reachable_names()
+    if not seen:
+        pytest.skip("no export is reachable")
+    grouped = Grouper(BUILTIN_RULES).match_all(sorted(seen))
+    ungrouped = {
+        name for name, (_, why) in zip(sorted(seen), grouped, strict=True) if why == "base name"
+    }
+    listed = {r["name"] for r in csv.DictReader(UNGROUPED.open(encoding="utf-8", newline=""))}
+    new = sorted(ungrouped - listed)
+    stale = sorted((listed & set(seen)) - ungrouped)
+    assert not new, "names no built-in rule groups, not listed:\n" + "\n".join(
+        f"{n[:160]!r} ({seen[n]})" for n in new
+    )
+    assert not stale, "listed as ungrouped, but a built-in rule groups them now:\n" + "\n".join(
+        repr(n[:160]) for n in stale
+    )

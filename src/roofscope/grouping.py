@@ -77,12 +77,14 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         (r"^triton_(per|red)_fused", "reduction"),
         (rf"{_TRITON}\w*(native_dropout|rand|bernoulli)", "dropout/RNG"),
         (r"^triton_(poi|for)_fused", "element-wise"),
-        # convolution (cuDNN xmma/cutlass implicit GEMM, precompiled engines, ATen depthwise)
+        # convolution (cuDNN xmma/cutlass implicit GEMM, precompiled engines, ATen depthwise;
+        # cuDNN 9's runtime-compiled NHWC kernels: conv2d_c1_k1_nhwc_specialized, and its
+        # dgrad2d_/wgrad2d_ kin, which the two rules before it take)
         (r"wgrad|Conv2dWgrad|conv_depthwise2d_grad_weight", "conv wgrad"),
         (r"dgrad|Conv2dDgrad|conv_depthwise2d_backward", "conv dgrad"),
         (
             r"fprop|implicit_convolve|conv_depthwise2d_forward|Conv2dFprop|ImplicitGemmConvolution"
-            r"|winograd|cudnn::.*conv|convolve",
+            r"|winograd|cudnn::.*conv|convolve|conv[123]d_c\d+_k\d+",
             "conv fprop",
         ),
         # GEMM: cuBLAS/cuBLASLt (sm*_xmma_gemm, nvjet, splitKreduce, epilogues, gemv), CUTLASS 2
@@ -117,10 +119,15 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # layer norm forward, its input and gamma/beta backward
         (r"layer_?norm|rms_?norm|group_?norm|GammaBetaBackward", "layer norm"),
         (r"softmax", "softmax"),
-        (r"pool", "pooling"),
-        # layout changes: cuDNN/TensorRT NCHW<->NHWC and reformat kernels, cuTENSOR permutations
+        # max/average pooling, and ATen's adaptive average pooling (its backward's name has no
+        # "pool": atomic_adaptive_average_gradinput)
+        (r"pool|adaptive_av(era)?g", "pooling"),
+        # layout changes: cuDNN/TensorRT NCHW<->NHWC and reformat kernels, cuDNN's NHWC channel
+        # padding (nhwcAddPaddingKernel, before "reduction": its arguments name a reduce),
+        # cuTENSOR permutations
         (
-            r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|transpose|permut|genericReformat",
+            r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|AddPadding|transpose|permut"
+            r"|genericReformat",
             "layout transform",
         ),
         # cub device-wide algorithms (cub::Device*, also in at_cuda_detail:: and un-namespaced
@@ -132,7 +139,10 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # sparse products (cuSPARSE, DGL's SpMM/SDDMM), before "reduction": their names carry
         # the reduce operator (reduce::Sum)
         (r"cusparse|SpMM|SDDMM|csrmm|csrmv", "sparse"),
-        (r"memcpy|memset|direct_copy", "memcpy/memset"),
+        # copies and fills: ATen's torch.cat (CatArrayBatchedCopy*), cuDNN's workspace set-up
+        # before a convolution whose name does not say which (the fprop/dgrad/wgrad ones went
+        # to their convolution above)
+        (r"memcpy|memset|direct_copy|init_device_workspace|CatArrayBatchedCopy", "memcpy/memset"),
         (r"reduce|reduction", "reduction"),
         (r"elementwise|FillFunctor", "element-wise"),
     )
