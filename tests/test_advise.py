@@ -72,7 +72,13 @@ def _advice(path: Path) -> list:
 
 
 def _by_rule(items: list) -> dict[str, tuple]:
-    return {a.rule: (a.launches, a.time_s, a.est_gain_s) for a in items}
+    """Per ncu rule: launches, time and gain, its items (one per kind of text) added up."""
+    out: dict[str, tuple] = {}
+    for a in items:
+        n, t, g = out.get(a.rule, (0, 0.0, None))
+        gain = g if a.est_gain_s is None else (g or 0.0) + a.est_gain_s
+        out[a.rule] = (n + a.launches, t + a.time_s, gain)
+    return out
 
 
 HAND = [
@@ -226,8 +232,17 @@ def test_report_json_carries_advice_per_report(tmp_path: Path, shared_sample_cac
     out = run_cli("report", str(RESNET), "--format", "json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)["reports"][0]
-    (item,) = [a for a in report["advice"] if a["source"] == "ncu"]
-    assert item["rule"] == "SOLBottleneck"
+    ncu = [a for a in report["advice"] if a["source"] == "ncu"]
+    # SOLBottleneck, one item per kind of ncu text on its launches (issue 32: no item says
+    # what ncu's text on its launches contradicts)
+    assert {a["rule"] for a in ncu} == {"SOLBottleneck"}
+    assert sorted(a["title"] for a in ncu) == [
+        "ncu SOLBottleneck: compute is the busier unit",
+        "ncu SOLBottleneck: grid too small to fill the GPU",
+        "ncu SOLBottleneck: memory is the busier unit",
+        "ncu SOLBottleneck: neither compute nor memory is busy (latency)",
+    ]
+    item = ncu[0]
     assert "channels_last" in {a["rule"] for a in report["advice"]}  # roofscope's own, beside
     assert set(item) == {
         "rule", "source", "title", "action", "evidence", "groups", "launches", "time_s",

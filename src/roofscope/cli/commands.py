@@ -518,6 +518,7 @@ def _advise(args: argparse.Namespace) -> int:
                     "gpu": r.gpu_name,
                     TIME_S: r.totals()[TIME_S],
                     "advice": [a.to_dict() for a in r.advice()[: args.top]],
+                    "ncu_rules_together": r.ncu_rules_together(),
                 }
                 for r in session.reports
             ]

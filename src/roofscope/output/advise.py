@@ -30,9 +30,13 @@ def _gain(a: dict[str, Any]) -> str:
     return "—" if a["est_gain_s"] is None else si(a["est_gain_s"], "s")
 
 
-def _speedup(a: dict[str, Any]) -> str:
-    x = a["est_step_speedup"]
+def speedup_text(x: float | None) -> str:
+    """A step speedup as the advice shows it: ``1.25×``, ``∞`` (the whole step), ``—``."""
     return "—" if x is None else ("∞" if x == float("inf") else f"{x:.2f}×")
+
+
+def _speedup(a: dict[str, Any]) -> str:
+    return speedup_text(a["est_step_speedup"])
 
 
 COLUMNS: tuple[CellColumn, ...] = (
@@ -44,6 +48,22 @@ COLUMNS: tuple[CellColumn, ...] = (
     ("est. gain", _gain),
     ("step ×", _speedup),
 )
+
+
+def together_line(report: dict[str, Any]) -> str | None:
+    """ncu's estimates for the whole step, overlapping rules combined (docs/json.md), in one
+    line; None when the report has none."""
+    t = report.get("ncu_rules_together")
+    if not t:
+        return None
+    x = t["est_step_speedup"]
+    speedup = "" if x is None else f" (step {speedup_text(x)})"
+    return (
+        f"ncu's estimates together: {t['rules']} rules on {t['launches']:,} launches claim at "
+        f"most {si(t['est_gain_s'], 's')}{speedup}; a launch's estimates are combined as "
+        f"1 − Π(1 − s), never summed (summed: {si(t['summed_gain_s'], 's')}, up to "
+        f"{t['most_rules_on_a_launch']} rules on one launch)"
+    )
 
 
 def _numbered(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -90,6 +110,9 @@ def advise_renderable(doc: dict[str, Any], width: int) -> Group:
         if not items:
             continue
         parts += [column_table(COLUMNS, items, {"rule", "from"}, squeeze=("rule",)), Text("")]
+        line = together_line(report)
+        if line:
+            parts += [Text("\n".join(_wrapped(line, width))), Text("")]
         for a in items:
             lines = _wrapped(f"do: {a['action']}", width)
             lines += _wrapped(a["evidence"][0], width, TEXT_LINES) if a["evidence"] else []
@@ -117,6 +140,9 @@ def advise_markdown(doc: dict[str, Any]) -> str:
         if not items:
             continue
         out += [*column_markdown(COLUMNS, items), ""]
+        line = together_line(report)
+        if line:
+            out += [_md(line), ""]
         for a in items:
             out += [f"{a['rank']}. **{_md(a['title'])}** — {_md(a['action'])}"]
             out += [f"   - {_md(e)}" for e in a["evidence"]]

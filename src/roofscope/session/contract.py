@@ -61,6 +61,7 @@ def report_dict(
         }
         if advice:
             entry["advice"] = [a.to_dict() for a in r.advice()]
+            entry["ncu_rules_together"] = r.ncu_rules_together()
         entry["warnings"] = list(r.warnings)
         if by != "group" and rows:
             entry["rows"] = r.rows(by, limit=top)  # shares of the whole report either way

@@ -307,6 +307,15 @@ class Report:
             items = [item for produce in PRODUCERS for item in produce(ctx)]
         return ranked(items)
 
+    def ncu_rules_together(self) -> dict[str, Any] | None:
+        """ncu's rule estimates combined over the step, overlapping rules never summed
+        (docs/json.md ``ncu_rules_together``); None without any estimate."""
+        from roofscope.analysis.advice import Context
+        from roofscope.analysis.advice.ncu_rules import together
+
+        with self._lock:
+            return together(Context(self._con, self.report_id, self.totals()[TIME_S], self))
+
     # -- NVTX, timeline (nsys) and the ncu/nsys join ---------------------------------------
     def has_nvtx(self) -> bool:
         with self._lock:

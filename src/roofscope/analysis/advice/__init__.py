@@ -62,11 +62,13 @@ METRICS_READ: dict[str, str] = {
 
 
 def step_speedup(step_s: float, gain_s: float | None) -> float | None:
-    """Amdahl over the step: the step's time over the time left once ``gain_s`` is saved."""
+    """Amdahl over the step: the step's time over the time left once ``gain_s`` is saved. A
+    gain that is the whole step but for rounding (ncu's 100 % estimates summed over every
+    launch) is the whole step: infinite, not 2e15×."""
     if gain_s is None or step_s <= 0:
         return None
     left = step_s - min(max(gain_s, 0.0), step_s)
-    return math.inf if left <= 0 else step_s / left
+    return math.inf if left <= step_s * 1e-9 else step_s / left
 
 
 def ranked(items: Iterable[Advice]) -> list[Advice]:

@@ -14,10 +14,11 @@ becomes an item (docs/decisions.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from roofscope.analysis.advice import NCU, Advice, step_speedup
 from roofscope.present.units import counted, si
+from roofscope.sqlutil import quote_str
 
 if TYPE_CHECKING:
     from roofscope.analysis.advice import Context
@@ -95,6 +96,73 @@ KNOWN: dict[str, tuple[str, str]] = {
 }
 SEE_TEXT = "see ncu's rule text"
 
+# Rules whose text says opposite things on different launches: ncu's HighPipeUtilization fires
+# both when one pipeline is the busiest and when every pipeline is under-used (51 of 57
+# launches in the exports here), and SOLBottleneck names compute, memory, a grid too small for
+# the GPU, or neither busy. An item per kind of text, each titled as its text says, so that no
+# item contradicts ncu's own words on the launches it covers (issue 32). The first pattern
+# (RE2, on the start of the text) that matches decides; a text none matches keeps KNOWN's.
+VARIANTS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "HighPipeUtilization": (
+        (
+            r"^\s*All compute pipelines are under-utilized",
+            "every compute pipeline under-used",
+            "give each launch more work or more warps (larger batch, fuse small kernels): the "
+            "kernel is too small or stalls, not limited by a pipeline",
+        ),
+        (
+            r"is the highest-utilized pipeline",
+            "one pipeline is the busiest",
+            "move work off that pipeline (e.g. to tensor cores) or issue fewer of its instructions",
+        ),
+    ),
+    "SOLBottleneck": (
+        (
+            r"^\s*This kernel grid is too small",
+            "grid too small to fill the GPU",
+            "launch more blocks: a larger batch, or fuse small kernels; the GPU sits partly idle",
+        ),
+        (
+            r"low compute throughput and memory bandwidth utilization",
+            "neither compute nor memory is busy (latency)",
+            "hide latency: more warps in flight, fewer dependent instructions, fewer stalls",
+        ),
+        (
+            r"^\s*Compute is more heavily utilized than Memory",
+            "compute is the busier unit",
+            "see which compute pipeline ncu names and move work off it",
+        ),
+        (
+            r"^\s*Memory is more heavily utilized than Compute",
+            "memory is the busier unit",
+            "move fewer bytes: reuse data in shared memory or cache, fuse, use smaller types",
+        ),
+    ),
+}
+
+
+# A launch's largest estimate for a rule, at most the whole launch; NULL stays NULL (DuckDB's
+# least() would give 100 for it)
+_CAPPED = "CASE WHEN max(speedup_pct) IS NULL THEN NULL ELSE least(max(speedup_pct), 100) END"
+
+
+def _variant_sql() -> str:
+    """The index (from 1) of the VARIANTS entry a row's text matches, 0 for none."""
+    whens = [
+        f"WHEN rule = {quote_str(rule)} AND regexp_matches(coalesce(description, ''), "
+        f"{quote_str(pattern)}) THEN {i}"
+        for rule, variants in VARIANTS.items()
+        for i, (pattern, _, _) in enumerate(variants, start=1)
+    ]
+    return f"CASE {' '.join(whens)} ELSE 0 END"
+
+
+def _title(rule: str, variant: int) -> tuple[str, str]:
+    if variant:
+        _, title, action = VARIANTS[rule][variant - 1]
+        return title, action
+    return KNOWN.get(rule, (rule, SEE_TEXT))
+
 
 @dataclass(frozen=True)
 class RuleGroup:
@@ -108,38 +176,40 @@ class RuleGroup:
 
 
 def _fired(ctx: Context) -> list[tuple]:
-    """Per (rule, group): launches, time, estimated gain, launches with an estimate and with a
-    local one, time without an estimate, launches without a time; OPT/WRN rows only. A rule
-    that fires twice on one launch counts the launch once, with its larger estimate."""
+    """Per (rule, kind of text, group): launches, time, estimated gain, launches with an
+    estimate and with a local one, time without an estimate, launches without a time; OPT/WRN
+    rows only. A rule that fires twice on one launch counts the launch once, with its larger
+    estimate (capped at the whole launch: 100 %) and its first text."""
     types = ", ".join(f"'{t}'" for t in ADVICE_TYPES)
     return ctx.con.execute(
         f"""
         WITH per_launch AS (
-            SELECT rule, launch_id, max(speedup_pct) AS pct,
-                   arg_max(speedup_type, speedup_pct) AS kind
+            SELECT rule, launch_id, {_CAPPED} AS pct,
+                   arg_max(speedup_type, speedup_pct) AS kind, min(description) AS description
             FROM ncu_rules WHERE report_id = $rid AND type IN ({types})
             GROUP BY rule, launch_id
         ), timed AS (
-            SELECT p.rule, coalesce(v.grp, '(unnamed)') AS grp, p.launch_id, p.pct, p.kind,
+            SELECT p.rule, {_variant_sql()} AS variant, coalesce(v.grp, '(unnamed)') AS grp,
+                   p.launch_id, p.pct, p.kind,
                    coalesce(v.invocations, 1) AS n, v.time_s * coalesce(v.invocations, 1) AS t
             FROM per_launch p
             LEFT JOIN launch_view v ON v.report_id = $rid AND v.launch_id = p.launch_id
         )
-        SELECT rule, grp, sum(n), coalesce(sum(t), 0),
+        SELECT rule, variant, grp, sum(n), coalesce(sum(t), 0),
                sum(pct / 100 * t) FILTER (WHERE pct IS NOT NULL AND t IS NOT NULL),
                count(*) FILTER (WHERE pct IS NOT NULL),
                count(*) FILTER (WHERE pct IS NOT NULL AND kind = 'local'),
                coalesce(sum(t) FILTER (WHERE pct IS NULL), 0),
                count(*) FILTER (WHERE t IS NULL)
-        FROM timed GROUP BY rule, grp ORDER BY rule, grp
+        FROM timed GROUP BY rule, variant, grp ORDER BY rule, variant, grp
         """,
         {"rid": ctx.report_id},
     ).fetchall()
 
 
-def _texts(ctx: Context) -> dict[str, tuple]:
-    """Per rule, ncu's text on the longest launch it fires on (ties: the lowest launch ID, then
-    the first text in sort order), with that launch's ID, type and section."""
+def _texts(ctx: Context) -> dict[tuple[str, int], tuple]:
+    """Per (rule, kind of text), ncu's text on the longest launch it fires on (ties: the lowest
+    launch ID, then the first text in sort order), with that launch's ID, type and section."""
     types = ", ".join(f"'{t}'" for t in ADVICE_TYPES)
     rows = ctx.con.execute(
         f"""
@@ -148,27 +218,31 @@ def _texts(ctx: Context) -> dict[str, tuple]:
                    min(section) AS section
             FROM ncu_rules WHERE report_id = $rid AND type IN ({types})
             GROUP BY rule, launch_id
-        )
-        SELECT p.rule, arg_max(
+        ), classed AS (SELECT *, {_variant_sql()} AS variant FROM per_launch)
+        SELECT p.rule, p.variant, arg_max(
             struct_pack(description := p.description, launch := p.launch_id, type := p.type,
                         section := p.section),
             struct_pack(t := coalesce(v.time_s * v.invocations, -1), id := -p.launch_id))
-        FROM per_launch p
+        FROM classed p
         LEFT JOIN launch_view v ON v.report_id = $rid AND v.launch_id = p.launch_id
-        GROUP BY p.rule
+        GROUP BY p.rule, p.variant
         """,
         {"rid": ctx.report_id},
     ).fetchall()
-    return {rule: (s["description"], s["launch"], s["type"], s["section"]) for rule, s in rows}
+    return {
+        (rule, variant): (s["description"], s["launch"], s["type"], s["section"])
+        for rule, variant, s in rows
+    }
 
 
 def advise(ctx: Context) -> list[Advice]:
-    """One item per ncu rule that fires as OPT or WRN on a launch of the report."""
-    by_rule: dict[str, list[tuple]] = {}
+    """One item per ncu rule that fires as OPT or WRN on a launch of the report, and per kind
+    of text for the rules of VARIANTS."""
+    by_rule: dict[tuple[str, int], list[tuple]] = {}
     for row in _fired(ctx):
-        by_rule.setdefault(row[0], []).append(row[1:])
+        by_rule.setdefault((row[0], row[1]), []).append(row[2:])
     texts = _texts(ctx) if by_rule else {}
-    return [_item(rule, rows, texts.get(rule), ctx) for rule, rows in sorted(by_rule.items())]
+    return [_item(key, rows, texts.get(key), ctx) for key, rows in sorted(by_rule.items())]
 
 
 def _sum_known(values: list[float | None]) -> float | None:
@@ -176,7 +250,8 @@ def _sum_known(values: list[float | None]) -> float | None:
     return sum(known) if known else None
 
 
-def _item(rule: str, rows: list[tuple], text: tuple | None, ctx: Context) -> Advice:
+def _item(key: tuple[str, int], rows: list[tuple], text: tuple | None, ctx: Context) -> Advice:
+    rule, variant = key
     groups = sorted(
         (RuleGroup(grp, int(n), float(t), g) for grp, n, t, g, *_ in rows),
         key=lambda g: (-g.time_s, g.name),
@@ -189,7 +264,7 @@ def _item(rule: str, rows: list[tuple], text: tuple | None, ctx: Context) -> Adv
     unestimated_s = sum(r[6] for r in rows)
     untimed = sum(r[7] for r in rows)
     step = ctx.step_s
-    title, action = KNOWN.get(rule, (rule, SEE_TEXT))
+    title, action = _title(rule, variant)
     evidence = []
     if text is not None:
         description, launch, kind, section = text
@@ -257,3 +332,48 @@ def _assumptions(
     if untimed:
         out.append(f"{untimed:,} launch(es) have no duration and add nothing to time or gain")
     return out
+
+
+def together(ctx: Context) -> dict[str, Any] | None:
+    """What ncu's estimates claim for the step all together, or None when no launch carries
+    one. Rules overlap (a kernel too small to fill the GPU is also one whose pipelines are all
+    under-used), so a launch's estimates are combined as 1 − Π(1 − s), each s capped at the
+    whole launch, never summed: the gain never exceeds the time of the launches it is on, and
+    the step speedup is Amdahl's over the whole step (issue 32)."""
+    types = ", ".join(f"'{t}'" for t in ADVICE_TYPES)
+    row = ctx.con.execute(
+        f"""
+        WITH per_rule AS (
+            SELECT rule, launch_id, {_CAPPED} / 100 AS s
+            FROM ncu_rules WHERE report_id = $rid AND type IN ({types})
+                AND speedup_pct IS NOT NULL
+            GROUP BY rule, launch_id
+        ), per_launch AS (
+            SELECT p.launch_id, 1 - product(1 - greatest(p.s, 0)) AS s, sum(p.s) AS summed,
+                   count(*) AS rules, any_value(v.time_s * coalesce(v.invocations, 1)) AS t
+            FROM per_rule p
+            LEFT JOIN launch_view v ON v.report_id = $rid AND v.launch_id = p.launch_id
+            GROUP BY p.launch_id
+        )
+        SELECT count(*), sum(s * t) FILTER (WHERE t IS NOT NULL),
+               sum(summed * t) FILTER (WHERE t IS NOT NULL), max(rules),
+               (SELECT count(DISTINCT rule) FROM per_rule)
+        FROM per_launch
+        """,
+        {"rid": ctx.report_id},
+    ).fetchall()[0]
+    launches, gain, summed, most, rules = row
+    if not launches or gain is None:
+        return None
+    step = ctx.step_s or 0.0
+    return {
+        "rules": int(rules),
+        "launches": int(launches),
+        "est_gain_s": float(gain),
+        "est_step_speedup": step_speedup(step, float(gain)),
+        "summed_gain_s": float(summed),
+        "most_rules_on_a_launch": int(most),
+        "model": "per launch 1 − Π(1 − s) over the rules' Estimated Speedups s (each at most "
+        "the whole launch), × the launch's time, summed over launches; step speedup: Amdahl "
+        "over the report's summed kernel time",
+    }

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from roofscope.analysis.advice import METRICS_READ, Advice
 from roofscope.analysis.browse import Filter
+from roofscope.output.advise import speedup_text, together_line
 from roofscope.present import units as f
 from roofscope.present.text import shown
 from roofscope.quantities import LAUNCHES, TIME_PCT, TIME_S
@@ -68,9 +69,10 @@ class AdvicePane(Pane):
     @work(thread=True, exclusive=True, group="advice")
     def _load(self, report: Report) -> None:
         items = report.advice()
-        self.app.call_from_thread(self._show, items)
+        together = report.ncu_rules_together()
+        self.app.call_from_thread(self._show, items, together)
 
-    def _show(self, items: list[Advice]) -> None:
+    def _show(self, items: list[Advice], together: dict | None = None) -> None:
         self.items = items
         ncu = sum(a.source == "ncu" for a in items)
         lines = [
@@ -78,6 +80,9 @@ class AdvicePane(Pane):
             "ranked by estimated gain (unknown last) · Enter: its groups in Kernels · "
             "d: its metrics"
         ]
+        line = together_line({"ncu_rules_together": together})
+        if line:
+            lines.append(line)
         if not ncu and self.state.current.kind.rules:
             lines.append(
                 "no ncu rule results in this export: profile with sections (--set full) and "
@@ -93,7 +98,7 @@ class AdvicePane(Pane):
                 a.source,
                 f"{a.time_pct:.1f}%",
                 f.time(a.est_gain_s) if a.est_gain_s is not None else "—",
-                f"{a.est_step_speedup:.2f}×" if a.est_step_speedup else "—",
+                speedup_text(a.est_step_speedup),
                 key=str(i),
             )
         self._describe(items[0] if items else None)
