@@ -59,7 +59,7 @@ def together_line(report: dict[str, Any]) -> str | None:
     x = t["est_step_speedup"]
     speedup = "" if x is None else f" (step {speedup_text(x)})"
     return (
-        f"ncu's estimates together: {t['rules']} rules on {t['launches']:,} launches claim at "
+        f"ncu's estimates together: {t['rules']} rules on {t[LAUNCHES]:,} launches claim at "
         f"most {si(t['est_gain_s'], 's')}{speedup}; a launch's estimates are combined as "
         f"1 − Π(1 − s), never summed (summed: {si(t['summed_gain_s'], 's')}, up to "
         f"{t['most_rules_on_a_launch']} rules on one launch)"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from roofscope.analysis.advice import NCU, Advice, step_speedup
 from roofscope.present.units import counted, si
+from roofscope.quantities import LAUNCHES
 from roofscope.sqlutil import quote_str
 
 if TYPE_CHECKING:
@@ -368,7 +369,7 @@ def together(ctx: Context) -> dict[str, Any] | None:
     step = ctx.step_s or 0.0
     return {
         "rules": int(rules),
-        "launches": int(launches),
+        LAUNCHES: int(launches),
         "est_gain_s": float(gain),
         "est_step_speedup": step_speedup(step, float(gain)),
         "summed_gain_s": float(summed),
