@@ -508,3 +508,101 @@ def test_group_names_in_the_evidence_are_data(fmt: str, tmp_path: Path) -> None:
     assert "launch-bound" in out.stdout
     assert shown(hostile) in out.stdout or fmt == "table"  # the table shows 2 evidence lines
     assert not any(c in out.stdout for c in ("\x1b", "\x07"))
+
+
+# -- idle_gaps (issue 32, item 4) ---------------------------------------------------------------
+
+
+def test_idle_gaps_are_measured_by_length_with_what_each_is(tmp_path: Path) -> None:
+    """Kernels of 100 µs with 4 gaps of 5 µs, 3 of 200 µs and 2 of 2 ms: every gap counted in
+    its class; the item points at the longest share (waiting for the host)."""
+    gaps = [5 * US] * 4 + [200 * US] * 3 + [2 * MS] * 2
+    kernels, t = [], 0
+    for gap in [*gaps, 0]:
+        kernels.append(Kernel(GEMM, t, t + 100 * US))
+        t += 100 * US + gap
+    (item,) = _advice(tmp_path, Export(kernels=kernels))["idle_gaps"]
+    idle = sum(gaps)
+    window = 10 * 100 * US + idle
+    assert item.time_s == pytest.approx(idle / 1e9)
+    assert item.time_pct == pytest.approx(100 * idle / window)
+    assert item.est_gain_s == pytest.approx((idle - len(gaps) * rules.GRAPH_GAP_NS) / 1e9)
+    assert item.est_step_speedup == pytest.approx(step_speedup(window / 1e9, item.est_gain_s))
+    assert "1 ms or longer" in item.title and "input pipeline" in item.action
+    assert item.evidence[1:] == [
+        f"2 gap(s) 1 ms or longer: 4 ms ({100 * 4 * MS / window:.1f}% of the window)",
+        f"3 gap(s) 10 µs to 1 ms: 600 µs ({100 * 600 * US / window:.1f}% of the window)",
+        f"4 gap(s) under 10 µs: 20 µs ({100 * 20 * US / window:.1f}% of the window)",
+    ]
+    _checked_everywhere(item)
+
+
+def test_a_gpu_busy_but_for_short_gaps_gets_no_idle_item(tmp_path: Path) -> None:
+    # 1 µs between 1 ms kernels: 0.1% idle, under the 2% threshold
+    kernels = _chain(20, 1 * MS, 1 * US)
+    assert "idle_gaps" not in _advice(tmp_path, Export(kernels=kernels))
+
+
+def test_a_copy_fills_a_gap_and_overlapping_kernels_leave_none(tmp_path: Path) -> None:
+    """Idle is what no kernel or copy covers: a copy in a gap and a kernel on another stream
+    across another leave only the uncovered parts."""
+    kernels = [Kernel(GEMM, 0, 100 * US), Kernel(GEMM, 300 * US, 400 * US)]
+    kernels += [Kernel(GEMM, 600 * US, 700 * US), Kernel(ADD, 350 * US, 650 * US, stream=9)]
+    copies = [Copy(100 * US, 250 * US, 1 << 20, src=PINNED)]  # 50 µs of the first gap left
+    (item,) = _advice(tmp_path, Export(kernels=kernels, copies=copies))["idle_gaps"]
+    assert item.time_s == pytest.approx(50 * US / 1e9)
+    assert item.evidence[1:] == [
+        f"1 gap(s) 10 µs to 1 ms: 50 µs ({100 * 50 / 700:.1f}% of the window)"
+    ]
+
+
+def _idle_gaps_read_apart(path: Path) -> dict[int, list[tuple[int, int]]]:
+    """Per GPU: count and Σ of the gaps no kernel, copy or memset covers, by class, from the
+    SQLite itself (sqlite3 and Python, not roofscope's store)."""
+    con = sqlite3.connect(path)
+    events: dict[int, list[tuple[int, int]]] = {}
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                  "CUPTI_ACTIVITY_KIND_MEMSET"):  # fmt: skip
+        if table in tables:
+            for device, start, end in con.execute(f"SELECT deviceId, start, end FROM {table}"):
+                if end >= start:
+                    events.setdefault(device, []).append((start, end))
+    con.close()
+    out = {}
+    for device, spans in events.items():
+        classes = [[0, 0] for _ in range(len(rules.GAP_EDGES_NS) + 1)]
+        latest = None
+        for start, end in sorted(spans):
+            if latest is not None and start > latest:
+                gap = start - latest
+                k = sum(gap >= edge for edge in rules.GAP_EDGES_NS)
+                classes[k][0] += 1
+                classes[k][1] += gap
+            latest = end if latest is None else max(latest, end)
+        out[device] = [tuple(c) for c in classes]
+    return out
+
+
+@pytest.mark.slow
+def test_idle_gaps_on_a_real_trace_against_a_reading_apart(shared_sample_cache) -> None:
+    """The real 23,419-kernel GTLS run (RTX 3060): no other rule fires on it; idle_gaps does,
+    with the gaps a reading of the SQLite apart from roofscope counts."""
+    path = shared("wild", "tomarriott__GTLS__report1.sqlite")
+    expected = _idle_gaps_read_apart(path)
+    session = roofscope.load(path)
+    try:
+        items = session.reports[0].advice()
+        from roofscope.analysis.advice.event_scan import scan
+
+        wins = scan(session.con, session.reports[0].report_id, rules.LAUNCH_BOUND,
+                    rules.GAP_EDGES_NS).windows  # fmt: skip
+    finally:
+        session.close()
+    assert {d: list(w.gaps) for d, w in wins.items()} == expected
+    (item,) = [a for a in items if a.rule == "idle_gaps"]
+    assert [a.rule for a in items] == ["idle_gaps"]
+    total = sum(ns for _, ns in expected[0]) / 1e9
+    assert item.time_s == pytest.approx(total)
+    assert item.time_pct == pytest.approx(6.0, abs=0.05)
+    assert "1 ms or longer" in item.title

@@ -46,6 +46,8 @@ class Window:
     start_ns: int
     end_ns: int
     busy_ns: int  # the union of its kernels and copies
+    # the idle gaps before its events, by length class (scan's ``gap_edges``): (count, Σ ns)
+    gaps: tuple[tuple[int, int], ...] = ()
 
     @property
     def seconds(self) -> float:
@@ -85,10 +87,18 @@ class _Carry:
     latest_end: int  # the latest end so far (prev_end of its next event)
     busy_ns: int
     runs: int  # kernels so far that were not launch-bound: the id of the run under way
+    gaps: list[int]  # per gap class: count, Σ ns, count, Σ ns, …
 
 
-def scan(con: duckdb.DuckDBPyConnection, report_id: int, rule: LaunchBound) -> EventScan:
-    """Windows and launch-bound kernels of one report, in one ordered pass."""
+def scan(
+    con: duckdb.DuckDBPyConnection,
+    report_id: int,
+    rule: LaunchBound,
+    gap_edges: tuple[int, ...] = (),
+) -> EventScan:
+    """Windows and launch-bound kernels of one report, in one ordered pass; with
+    ``gap_edges`` (ns, ascending), each window's idle gaps counted and summed by length class
+    (shorter than the first edge, between edges, at least the last)."""
     rid = int(report_id)
     table = f"rs_launch_bound_r{rid}"
     reader_con = con.cursor()  # streams while ``con`` writes; temporary objects stay on con
@@ -102,7 +112,7 @@ def scan(con: duckdb.DuckDBPyConnection, report_id: int, rule: LaunchBound) -> E
         carries: dict[int, _Carry] = {}
         for batch in reader.to_arrow_reader(BATCH_ROWS):
             for device, part in _by_device(batch):
-                bound = _scan_part(device, part, carries, rule)
+                bound = _scan_part(device, part, carries, rule, gap_edges)
                 if bound.num_rows:
                     with scanned(con, rs_bound_batch=bound):
                         con.execute(f"INSERT INTO {table} SELECT {device}, * FROM rs_bound_batch")
@@ -124,7 +134,14 @@ def scan(con: duckdb.DuckDBPyConnection, report_id: int, rule: LaunchBound) -> E
         reader_con.close()
         con.execute(f"DROP TABLE IF EXISTS {table}")
     windows = {
-        d: Window(d, c.start_ns, c.latest_end, c.busy_ns) for d, c in sorted(carries.items())
+        d: Window(
+            d,
+            c.start_ns,
+            c.latest_end,
+            c.busy_ns,
+            tuple(zip(c.gaps[::2], c.gaps[1::2], strict=True)),
+        )
+        for d, c in sorted(carries.items())
     }
     return EventScan(windows, rows)
 
@@ -143,7 +160,11 @@ def _by_device(batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
 
 
 def _scan_part(
-    device: int, part: pa.RecordBatch, carries: dict[int, _Carry], rule: LaunchBound
+    device: int,
+    part: pa.RecordBatch,
+    carries: dict[int, _Carry],
+    rule: LaunchBound,
+    gap_edges: tuple[int, ...] = (),
 ) -> pa.Table:
     """One GPU's next events: its window and busy time carried on; its launch-bound kernels
     (launch id, run id, duration, gap before) returned."""
@@ -176,9 +197,30 @@ def _scan_part(
     breaks = pc.cast(pc.and_(pc.is_valid(launch), pc.invert(bound)), pa.int64())
     run = pc.add(pc.cumulative_sum(breaks), carry.runs if carry else 0)
     latest_end = int(running[n - 1].as_py())
+    classes = _gap_classes(gap, gap_edges)
     if carry is None:
-        carries[device] = _Carry(int(start[0].as_py()), latest_end, busy, int(run[n - 1].as_py()))
+        carry = _Carry(int(start[0].as_py()), latest_end, busy, int(run[n - 1].as_py()), classes)
+        carries[device] = carry
     else:
         carry.latest_end, carry.busy_ns = latest_end, carry.busy_ns + busy
         carry.runs = int(run[n - 1].as_py())
+        carry.gaps = [a + b for a, b in zip(carry.gaps, classes, strict=True)]
     return pa.table({"launch_id": launch, "run": run, "dur": dur, "gap": gap}).filter(bound)
+
+
+def _gap_classes(gap: pa.Array, edges: tuple[int, ...]) -> list[int]:
+    """Count and Σ of the positive gaps (idle time: nothing ran on the GPU) in each class cut
+    by ``edges``, flattened: [count, Σ ns, count, Σ ns, …]; [] without edges."""
+    import pyarrow.compute as pc
+
+    if not edges:
+        return []
+    idle = pc.filter(gap, pc.fill_null(pc.greater(gap, 0), False))
+    out: list[int] = []
+    for low, high in pairwise((0, *edges, None)):
+        keep = pc.greater_equal(idle, low)
+        if high is not None:
+            keep = pc.and_(keep, pc.less(idle, high))
+        part = pc.filter(idle, keep)
+        out += [len(part), int(pc.sum(part).as_py() or 0)]
+    return out

@@ -6,7 +6,9 @@ per GPU (``spans``: each kernel's start and end; ``memops``: copies with their h
 * ``cuda_graphs``: runs of tiny kernels with gaps as long as the kernels themselves, so the
   CPU's launch rate, not the GPU, sets the pace;
 * ``pinned_memory``: host↔device copies from or to pageable host memory;
-* ``nccl_overlap``: NCCL kernels during which no other kernel runs on that GPU.
+* ``nccl_overlap``: NCCL kernels during which no other kernel runs on that GPU;
+* ``idle_gaps``: the time the GPU ran nothing at all between its kernels and copies, by the
+  length of the gaps, each length with what usually causes it (issue 32, item 4).
 
 The step each rule measures against is the GPU's wall window in the trace (first kernel or
 copy start to last end on that GPU), not the summed kernel time: idle time is what these rules
@@ -45,6 +47,29 @@ DIRECTIONS = ("Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Hos
 # -- nccl_overlap -----------------------------------------------------------------------------
 NCCL_SHARE = 5.0  # % of the GPU's window in NCCL time that no compute kernel overlaps
 NCCL = "%nccl%"  # kernel names (ILIKE): ncclDevKernel_*, ncclKernel_*
+
+# -- idle_gaps ---------------------------------------------------------------------------------
+IDLE_SHARE = 2.0  # % of the GPU's window with nothing running before it fires (a choice, not fit)
+# Gap lengths (ns): under 10 µs the GPU waits for the next launch to reach it (launch rate);
+# up to 1 ms the host does work between launches (Python, allocator, a small sync); longer,
+# the GPU waits for the host (input data, a synchronisation, CPU-side work)
+GAP_EDGES_NS = (10_000, 1_000_000)
+GAP_CLASSES = (
+    (
+        "under 10 µs: the next launch had not reached the GPU (launch rate)",
+        'a CUDA graph or torch.compile(mode="reduce-overhead"), or more work per launch',
+    ),
+    (
+        "10 µs to 1 ms: host work between launches (Python, the allocator, a small sync)",
+        "a CUDA graph or torch.compile; remove syncs in the step (.item(), .cpu(), printing "
+        "tensors)",
+    ),
+    (
+        "1 ms or longer: the GPU waited for the host (input data, a synchronisation, CPU work)",
+        "overlap the input pipeline (DataLoader workers, pin_memory=True with "
+        "non_blocking=True copies), move preprocessing to the GPU, a larger batch per step",
+    ),
+)
 
 GROUPS_SHOWN = 3  # groups named in the evidence, the longest first
 NOT_CHECKED = (
@@ -382,7 +407,7 @@ def advise(ctx: Context) -> list[Advice]:
     """The producer ``Report.advice()`` runs (analysis/advice/sources.py): nsys reports only."""
     if ctx.report is None or not ctx.report.is_nsys:
         return []
-    events = scan(ctx.con, ctx.report_id, LAUNCH_BOUND)
+    events = scan(ctx.con, ctx.report_id, LAUNCH_BOUND, GAP_EDGES_NS)
     wins = events.windows
     if not wins:
         return []
@@ -390,4 +415,69 @@ def advise(ctx: Context) -> list[Advice]:
         *cuda_graphs(ctx, events),
         *pinned_memory(ctx, wins),
         *nccl_overlap(ctx, wins),
+        *idle_gaps(wins),
     ]
+
+
+# -- idle_gaps --------------------------------------------------------------------------------
+
+
+def idle_gaps(wins: dict[int, Window]) -> list[Advice]:
+    """The GPU running nothing between its kernels and copies, measured gap by gap and told
+    by length: what each length usually is, and what removes it. The gain is an upper bound
+    that every rule here shares: the gaps, less the gap a CUDA graph still leaves between
+    kernels."""
+    items = []
+    for device, w in sorted(wins.items()):
+        if not w.gaps or w.share(w.idle_s) < IDLE_SHARE:
+            continue
+        count = sum(n for n, _ in w.gaps)
+        total_s = sum(ns for _, ns in w.gaps) / 1e9
+        gain_s = max(total_s - count * GRAPH_GAP_NS / 1e9, 0.0)
+        on = _on(w, len(wins) > 1)
+        (big_n, big_ns), what, do = max(
+            ((g, what, do) for g, (what, do) in zip(w.gaps, GAP_CLASSES, strict=True)),
+            key=lambda x: x[0][1],
+        )
+        evidence = [
+            f"GPU {device}: window {time(w.seconds)}, nothing running for {time(w.idle_s)} "
+            f"({w.share(w.idle_s):.1f}%; threshold {IDLE_SHARE:g}%) in {count:,} gaps between "
+            "its kernels and copies"
+        ]
+        evidence += [  # the longest first
+            f"{n:,} gap(s) {what.split(':')[0]}: {time(ns / 1e9)} "
+            f"({w.share(ns / 1e9):.1f}% of the window)"
+            for (n, ns), (what, _) in sorted(
+                zip(w.gaps, GAP_CLASSES, strict=True), key=lambda x: -x[0][1]
+            )
+            if n
+        ]
+        items.append(
+            Advice(
+                rule="idle_gaps",
+                source=ROOFSCOPE,
+                title=f"GPU idle between kernels{on}: {w.share(w.idle_s):.1f}% of the window, "
+                f"most in gaps of {what.split(':')[0]}",
+                action=f"{what.split(': ', 1)[1]}: {do}",
+                evidence=evidence,
+                groups=[],
+                launches=0,
+                time_s=total_s,
+                time_pct=w.share(total_s),
+                est_gain_s=gain_s,
+                est_step_speedup=step_speedup(w.seconds, gain_s),
+                assumptions=[
+                    "gain = the gaps' time less "
+                    f"{si(GRAPH_GAP_NS / 1e9, 's')} per gap (what a replayed CUDA graph still "
+                    "leaves between kernels): an upper bound, reached only if nothing the "
+                    "GPU waits for remains (launches, host work, input data)",
+                    "overlaps cuda_graphs and pinned_memory where they fire: their gaps are "
+                    "among these",
+                    f"the largest share is in gaps {what.split(':')[0]} ({big_n:,}, "
+                    f"{time(big_ns / 1e9)}): the action is for those",
+                    WINDOW,
+                    NOT_CHECKED,
+                ],
+            )
+        )
+    return items
