@@ -102,7 +102,7 @@ SEE_TEXT = "see ncu's rule text"
 # launches in the exports here), and SOLBottleneck names compute, memory, a grid too small for
 # the GPU, or neither busy. An item per kind of text, each titled as its text says, so that no
 # item contradicts ncu's own words on the launches it covers (issue 32). The first pattern
-# (RE2, on the start of the text) that matches decides; a text none matches keeps KNOWN's.
+# (RE2, searched in ncu's text) that matches decides; a text none matches keeps KNOWN's.
 VARIANTS: dict[str, tuple[tuple[str, str, str], ...]] = {
     "HighPipeUtilization": (
         (
