@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from roofscope.arrowutil import arrow_array, flags, slots, valid
-from roofscope.ingest.numbers import UNREADABLE_VALUE
+from roofscope.ingest.numbers import NOT_FINITE, UNREADABLE_VALUE
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -247,7 +247,8 @@ def _cast(values: pa.Array, plain: np.ndarray, decimal: str, has_marks: bool) ->
 
 def _unusual(values: pa.Array, decimal: str) -> tuple[np.ndarray, np.ndarray]:
     """number_sql's other cases, for the values not in the plain shape: spaces around a
-    number, ``""``/``n/a`` (NULL), ``nan``/``-nan`` (NaN), the instance form, else -inf."""
+    number, ``""``/``n/a`` (NULL), ``nan``/``inf`` (``NOT_FINITE``: NaN), the instance form,
+    else -inf."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -256,7 +257,9 @@ def _unusual(values: pa.Array, decimal: str) -> tuple[np.ndarray, np.ndarray]:
     spaced, _ = _shape_ok(trimmed, decimal, np.ones(n, dtype=bool))
     lower = pc.utf8_lower(trimmed)
     empty = _equal(lower, "") | _equal(lower, "n/a")
-    nan = _equal(lower, "nan") | _equal(lower, "-nan")
+    nan = np.zeros(n, dtype=bool)
+    for text in NOT_FINITE:
+        nan |= _equal(lower, text)
     # "<number> (<anything but a line break>)", spaces around: the head is read as a number
     parts = pc.split_pattern(trimmed, " (", max_splits=1)  # list_element imports pandas
     head = parts.values.take(arrow_array(_integers(parts.offsets)[:-1], pa.int64()))

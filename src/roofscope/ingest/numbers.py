@@ -1,6 +1,7 @@
 """Turning ncu's locale-formatted strings into numbers: SQL for whole columns, Python for one.
 
-ncu prints ``"1,580,911,775.91"``, ``"n/a"``, ``"nan"``, ``""`` and, with
+ncu prints ``"1,580,911,775.91"``, ``"n/a"``, ``"nan"``, ``"inf"`` (``launch__waves_per_
+multiprocessor`` of a launch no block of which fits an SM, ncu 2025.3.1), ``""`` and, with
 ``--print-metric-instances values``, ``"65,536 (0; 0; …)"``. All of these become a DOUBLE or
 NULL in one SQL expression, so the conversion runs inside DuckDB at scan speed.
 """
@@ -16,7 +17,8 @@ from roofscope.sqlutil import quote_ident
 
 # The shapes ncu writes a number in: digits, grouped in threes or not at all, an optional
 # fraction; the marks follow the export's locale. Anything else (``20,992000``, ``1_000``,
-# ``1e3``, ``+5``, ``inf``) is not a number ncu wrote, and is never guessed at.
+# ``1e3``, ``+5``) is not a number ncu wrote, and is never guessed at. ``nan`` and ``inf`` ncu
+# does write: no value, like NaN (``NOT_FINITE``).
 SHAPES = {
     ".": r"-?([0-9]+|[0-9]{1,3}(,[0-9]{3})+)(\.[0-9]+)?",
     ",": r"-?([0-9]+|[0-9]{1,3}(\.[0-9]{3})+)(,[0-9]+)?",
@@ -32,6 +34,8 @@ _GROUPED = {
 # from NaN and negatives and makes it NULL. It is -inf, which no number ncu writes reaches.
 UNREADABLE = "'-inf'::DOUBLE"
 UNREADABLE_VALUE = float("-inf")  # the same, as ``number_columns`` gives it from Arrow
+# What ncu writes for a value that is not finite, read as NaN (then NULL, and counted)
+NOT_FINITE = ("nan", "-nan", "inf", "-inf", "+inf")
 
 
 def parse_number(text: str | None, decimal: str = ".") -> float | None:
@@ -55,7 +59,8 @@ def number_sql(column: str, decimal: str = ".") -> str:
     """SQL expression parsing a text column into DOUBLE.
 
     A number in one of ncu's shapes (``SHAPES``) is cast; ``""``, ``n/a`` and NULL are NULL;
-    ``nan`` is NaN, and any other text is ``UNREADABLE`` (-inf). NaN and -inf become NULL in
+    ``nan`` and ``inf`` (``NOT_FINITE``) are NaN, and any other text is ``UNREADABLE`` (-inf).
+    NaN and -inf become NULL in
     ``null_non_finite``, the one pass every ingest runs after this scan, which counts them.
     The ``"65,536 (0; 0; …)"`` instance form is tried only for values the first shape test
     rejects (``CASE`` is lazy).
@@ -77,7 +82,7 @@ def number_sql(column: str, decimal: str = ".") -> str:
         f"WHEN regexp_matches({column}, '^ *{shape} *$') "
         f"THEN CAST({clean(column)} AS DOUBLE) "
         f"WHEN {column} IS NULL OR lower({text}) IN ('', 'n/a') THEN NULL "
-        f"WHEN lower({text}) IN ('nan', '-nan') THEN 'nan'::DOUBLE "
+        f"WHEN lower({text}) IN ({', '.join(repr(x) for x in NOT_FINITE)}) THEN 'nan'::DOUBLE "
         f"WHEN regexp_matches({column}, '^ *{shape} \\(.*\\) *$') "
         f"THEN CAST({clean(f'split_part({text}, {chr(39)} ({chr(39)}, 1)')} AS DOUBLE) "
         f"ELSE {UNREADABLE} END"
