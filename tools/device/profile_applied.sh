@@ -17,6 +17,11 @@ export ROOFSCOPE_RUNS_DIR=/tmp/runs ROOFSCOPE_CEILINGS_DIR=/tmp/ceilings
   ncu --version | tail -1
   python3 -c 'import torch; print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())'
 } > "$OUT/versions.txt" 2>&1
+# the files' GPU suffix from the GPU itself ("NVIDIA H200" -> h200; the samples' _h100 came
+# from an H100): a name must not claim another GPU
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oiE '[a-z]+[0-9]+' \
+  | head -1 | tr 'A-Z' 'a-z')
+gpu=${gpu:-gpu}
 begin=$(date +%s)
 for spec in "$@"; do
   set -- $spec
@@ -33,7 +38,7 @@ for spec in "$@"; do
   tail -3 /tmp/profile.stderr
   run=$(ls -d /tmp/runs/*/ | head -1)
   name="$(python3 -c 'import json,sys; from roofscope.profiling.command import RunSpec
-print(RunSpec.from_dict(json.load(open(sys.argv[1]))["spec"]).slug)' "$run/run.json")_h100"
+print(RunSpec.from_dict(json.load(open(sys.argv[1]))["spec"]).slug)' "$run/run.json")_$gpu"
   cp "$run/ncu.log" "$OUT/$name.ncu-stdout.log"
   cp "$run/run.json" "$OUT/$name.run.json"
   [ -f "$run/analytic.json" ] && cp "$run/analytic.json" "$OUT/$name.analytic.json"
