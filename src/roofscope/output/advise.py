@@ -20,6 +20,11 @@ from roofscope.present.units import pct, si
 from roofscope.quantities import LAUNCHES, TIME_PCT, TIME_S
 
 TEXT_LINES = 3  # lines of ncu's text a table item shows (JSON and Markdown keep it whole)
+# A report on which no rule fires: said, rather than an empty list under its heading
+NOTHING = (
+    "nothing to advise: no rule's threshold is reached in this report (docs/guide/advise.md "
+    "lists every rule and its threshold)"
+)
 NONE_FOUND = (
     "no ncu rule results in this export: profile with sections (ncu --set full) and export the "
     "details page (ncu --import R.ncu-rep --csv --page details)"
@@ -108,6 +113,7 @@ def advise_renderable(doc: dict[str, Any], width: int) -> Group:
             parts += [Text(line) for line in _wrapped(NONE_FOUND, width)]
             parts.append(Text(""))
         if not items:
+            parts += [Text(line) for line in _wrapped(NOTHING, width)] + [Text("")]
             continue
         parts += [column_table(COLUMNS, items, {"rule", "from"}, squeeze=("rule",)), Text("")]
         line = together_line(report)
@@ -138,6 +144,7 @@ def advise_markdown(doc: dict[str, Any]) -> str:
         if _ncu_rules_missing(report, items):
             out += [NONE_FOUND, ""]
         if not items:
+            out += [NOTHING, ""]
             continue
         out += [*column_markdown(COLUMNS, items), ""]
         line = together_line(report)

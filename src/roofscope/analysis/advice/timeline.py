@@ -50,6 +50,9 @@ NCCL = "%nccl%"  # kernel names (ILIKE): ncclDevKernel_*, ncclKernel_*
 
 # -- idle_gaps ---------------------------------------------------------------------------------
 IDLE_SHARE = 2.0  # % of the GPU's window with nothing running before it fires (a choice, not fit)
+# gaps in the window before it fires: a pattern of the run, not one pause (a toy trace of one
+# kernel and a copy is 98% idle in a single gap, and no graph or pipeline change is the answer)
+GAPS_MIN = 10
 # Gap lengths (ns): under 10 µs the GPU waits for the next launch to reach it (launch rate);
 # up to 1 ms the host does work between launches (Python, allocator, a small sync); longer,
 # the GPU waits for the host (input data, a synchronisation, CPU-side work)
@@ -429,9 +432,9 @@ def idle_gaps(wins: dict[int, Window]) -> list[Advice]:
     kernels."""
     items = []
     for device, w in sorted(wins.items()):
-        if not w.gaps or w.share(w.idle_s) < IDLE_SHARE:
-            continue
         count = sum(n for n, _ in w.gaps)
+        if count < GAPS_MIN or w.share(w.idle_s) < IDLE_SHARE:
+            continue
         total_s = sum(ns for _, ns in w.gaps) / 1e9
         gain_s = max(total_s - count * GRAPH_GAP_NS / 1e9, 0.0)
         on = _on(w, len(wins) > 1)
@@ -441,8 +444,8 @@ def idle_gaps(wins: dict[int, Window]) -> list[Advice]:
         )
         evidence = [
             f"GPU {device}: window {time(w.seconds)}, nothing running for {time(w.idle_s)} "
-            f"({w.share(w.idle_s):.1f}%; threshold {IDLE_SHARE:g}%) in {count:,} gaps between "
-            "its kernels and copies"
+            f"({w.share(w.idle_s):.1f}%; threshold {IDLE_SHARE:g}%) in {count:,} gaps (at least "
+            f"{GAPS_MIN}) between its kernels and copies"
         ]
         evidence += [  # the longest first
             f"{n:,} gap(s) {what.split(':')[0]}: {time(ns / 1e9)} "
