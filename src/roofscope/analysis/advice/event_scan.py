@@ -217,11 +217,12 @@ def _gap_classes(gap: pa.Array, edges: tuple[int, ...]) -> list[int]:
 
     if not edges:
         return []
-    idle = pc.max_element_wise(pc.fill_null(gap, 0), 0)  # the first event's NULL: no gap
-    idle = pc.if_else(pc.greater(idle, 0), idle, pa.scalar(None, pa.int64()))
+    none = pa.scalar(None, pa.int64())
+    # the gaps, NULL where there is none (overlap, or the first event's NULL)
+    idle = pc.if_else(pc.fill_null(pc.greater(gap, 0), False), gap, none)
     below = [(0, 0)]
     for edge in edges:
-        kept = pc.if_else(pc.less(idle, edge), idle, pa.scalar(None, pa.int64()))
+        kept = pc.if_else(pc.less(idle, edge), idle, none)
         below.append((int(pc.count(kept).as_py()), int(pc.sum(kept).as_py() or 0)))
     below.append((int(pc.count(idle).as_py()), int(pc.sum(idle).as_py() or 0)))
     out: list[int] = []
