@@ -95,4 +95,12 @@ def assert_snapshot(name: str, text: str) -> None:
         if not os.environ.get("ROOFSCOPE_UPDATE_SNAPSHOTS"):
             raise AssertionError(f"new snapshot written to {path}; check it and run again")
     expected = path.read_text(encoding="utf-8").rstrip("\n")
-    assert text == expected, f"screen differs from {path} (ROOFSCOPE_UPDATE_SNAPSHOTS=1 to accept)"
+    if text != expected:  # the lines that differ, so that a failure in CI can be read there
+        import difflib
+
+        diff = "\n".join(
+            difflib.unified_diff(expected.splitlines(), text.splitlines(), "snapshot", "screen")
+        )
+        raise AssertionError(
+            f"screen differs from {path} (ROOFSCOPE_UPDATE_SNAPSHOTS=1 to accept):\n{diff}"
+        )
