@@ -1,16 +1,16 @@
 """Advice checked by applying it (issue 19 item 4, docs/performance.md): the channels_last item
 on the ResNet-18 bf16 b8 step before (NCHW) against the same step profiled with
-``roofscope profile --channels-last``, both made by ``roofscope profile`` on one H100. The
-measured gain is pinned, and the estimate (LAYOUT_SAVES, fitted on this pair) stays within the
-error stated there."""
+``roofscope profile --channels-last``, both made by ``roofscope profile`` on one H100; the
+tensor_cores and fusion items against their applied runs. The measured gains are pinned, and
+the estimates stay within the errors stated there. The channels_last model's own fitting and
+held-out pairs are tests/test_advice_layout.py's."""
 
 from __future__ import annotations
 
 import pytest
 
 import roofscope
-from roofscope.analysis.advice.evidence import FUSION_SAVES, LAYOUT_SAVES, Step, roofscope_advice
-from roofscope.analysis.browse import Filter
+from roofscope.analysis.advice.evidence import FUSION_SAVES, Step, roofscope_advice
 from tests.conftest import SAMPLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
@@ -23,14 +23,8 @@ def _read(name: str) -> tuple[Step, dict[str, float]]:
     session = roofscope.load(SAMPLES / name)
     try:
         report = session.reports[0]
-        groups = tuple(report.rows("group"))
-        step = Step(
-            groups,
-            {c.name: c.value for c in report.ceilings},
-            report.head()["time_s"],
-            tuple(report.kernel_names(Filter())),
-        )
-        return step, {str(g["name"]): float(g["time_s"] or 0.0) for g in groups}
+        step = Step.of(report)
+        return step, {str(g["name"]): float(g["time_s"] or 0.0) for g in step.groups}
     finally:
         session.close()
 
@@ -48,11 +42,11 @@ def test_channels_last_prediction_against_the_applied_run():
     assert slower == pytest.approx(0.227e-3, rel=0.02)
     measured = before.step_s - after.step_s
     [item] = [a for a in roofscope_advice(before) if a.rule == "channels_last"]
-    assert item.est_gain_s == pytest.approx(LAYOUT_SAVES * before_groups["layout transform"])
-    # within 1% after the fit (it was +33% with the whole group's time as the gain)
-    assert item.est_gain_s == pytest.approx(measured, rel=0.01)
+    # the model fitted on the H200 pairs (this H100 pair is not one of them): +8%; the
+    # transforms' time alone was +33%, and LAYOUT_SAVES fitted on this very pair 0%
+    assert item.est_gain_s / measured - 1 == pytest.approx(0.076, abs=0.005)
     assert before_groups["layout transform"] / measured == pytest.approx(1.333, abs=0.005)
-    assert item.est_step_speedup == pytest.approx(before.step_s / after.step_s, rel=0.01)
+    assert item.est_step_speedup == pytest.approx(before.step_s / after.step_s, rel=0.02)
     # the applied run has nothing left for the rule
     assert "channels_last" not in {a.rule for a in roofscope_advice(after)}
 
@@ -110,7 +104,7 @@ def test_fusion_prediction_against_the_compiled_run():
     assert a_groups["layout transform"] == pytest.approx(24.1e-6, rel=1e-2) and a.compiled
     assert "fusion" not in {x.rule for x in roofscope_advice(a)}  # quiet on a compiled run
     layout = _item(b, "channels_last")
-    assert layout.est_gain_s == pytest.approx(0.750e-3, rel=2e-3)
+    assert layout.est_gain_s == pytest.approx(0.806e-3, rel=5e-3)
 
 
 # MobileNetV2 fp32 b8 on an H200 (cuDNN 9.19), NCHW then --channels-last: a held-out pair (no
@@ -130,15 +124,13 @@ def test_the_mobilenetv2_pair_as_measured():
     assert bg["batch norm"] - ag["batch norm"] == pytest.approx(0.757e-3, rel=0.01)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 32, items 1-2: channels_last is predicted from the layout transforms that "
-    "vanish (1.6% of this step: under the 3% threshold), not from what the convolutions and "
-    "norms gain in NHWC; it misses this 13% gain",
-)
 def test_channels_last_is_advised_within_25_percent_on_mobilenetv2():
+    """Missed before the kernel-class model (13.4% of the step; the transforms alone were 1.6%):
+    now within 1%, the largest classes being ATen's NCHW depthwise convolutions and cuDNN's
+    NCHW batch norm (tests/test_advice_layout.py holds every pair)."""
     b, _ = _read(MNV2[0])
     a, _ = _read(MNV2[1])
     measured = b.step_s - a.step_s
-    items = [x for x in roofscope_advice(b) if x.rule == "channels_last"]
-    assert items and items[0].est_gain_s == pytest.approx(measured, rel=0.25)
+    [item] = [x for x in roofscope_advice(b) if x.rule == "channels_last"]
+    assert item.est_gain_s == pytest.approx(measured, rel=0.25)
+    assert any(line.startswith("cuDNN's NCHW batch norm") for line in item.evidence)

@@ -9,9 +9,8 @@ from functools import cache
 import pytest
 
 import roofscope
-from roofscope.analysis.advice import ROOFSCOPE, Advice, ranked, step_speedup
-from roofscope.analysis.advice.evidence import LAYOUT_SAVES, Step, family, roofscope_advice
-from roofscope.analysis.browse import Filter
+from roofscope.analysis.advice import ROOFSCOPE, Advice, layout, ranked, step_speedup
+from roofscope.analysis.advice.evidence import Step, family, roofscope_advice
 from tests.conftest import SAMPLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
@@ -22,12 +21,7 @@ def _step(name: str) -> Step:
     session = roofscope.load(SAMPLES / name)
     try:
         report = session.reports[0]
-        return Step(
-            tuple(report.rows("group")),
-            {c.name: c.value for c in report.ceilings},
-            report.head()["time_s"],
-            tuple(report.kernel_names(Filter())),
-        )
+        return Step.of(report)
     finally:
         session.close()
 
@@ -67,10 +61,10 @@ def _step_s(sample: str) -> float:
     return _step(sample).step_s
 
 
-def test_channels_last_time_matches_the_transform_kernels_read_with_csv():
-    """The gain is LAYOUT_SAVES of the NCHW<->NHWC transforms' time, summed here from the file
-    itself."""
-    total_us = 0.0
+def test_channels_last_transforms_match_the_kernels_read_with_csv():
+    """The transforms' class time is the NCHW<->NHWC kernels' time, summed here from the file
+    itself, and the gain counts them at their fitted change."""
+    total_us, launches = 0.0, 0
     with open(SAMPLES / "resnet18_fp32_h100.ncu-raw.csv", newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
         header, units = next(reader), next(reader)
@@ -79,10 +73,15 @@ def test_channels_last_time_matches_the_transform_kernels_read_with_csv():
         for row in reader:
             if "nchwToNhwc" in row[name] or "nhwcToNchw" in row[name]:
                 total_us += float(row[duration].replace(",", ""))
+                launches += 1
+    step = _step("resnet18_fp32_h100.ncu-raw.csv")
+    prediction = layout.predict(step.kernel_times)
+    assert prediction.before["transform"] == pytest.approx(total_us * 1e-6)
+    assert prediction.launches["transform"] == launches == 139
     item = _rules("resnet18_fp32_h100.ncu-raw.csv")["channels_last"]
-    assert item.time_s == pytest.approx(total_us * 1e-6)
-    assert item.est_gain_s == pytest.approx(LAYOUT_SAVES * total_us * 1e-6)
-    assert item.launches == 139 and item.groups == ["layout transform"]
+    assert item.est_gain_s == pytest.approx(prediction.gain_s)
+    assert "layout transform" in item.groups
+    assert any(line.startswith("NCHW↔NHWC transforms") for line in item.evidence)
 
 
 def test_tensor_core_gain_is_bounded_by_the_roofs_ratio_and_the_bytes():

@@ -25,6 +25,9 @@ PARAMETERS = {
     "resnet18": 11_689_512,
     "resnet50": 25_557_032,
     "mobilenet_v2": 3_504_872,
+    "densenet121": 7_978_856,
+    "efficientnet_b0": 5_288_548,
+    "convnext_tiny": 28_589_128,
     "vit_b_16": 86_567_656,
     "vgg11": 132_863_336,
     "vgg13": 133_047_848,
@@ -44,6 +47,8 @@ GMAC = {
     "vgg13": 11.308,
     "vgg19": 19.632,
 }
+# the same, published with two decimals only
+GMAC_TWO_DECIMALS = {"densenet121": 2.83, "efficientnet_b0": 0.39, "convnext_tiny": 4.46}
 
 
 def test_every_catalogued_model_is_built():
@@ -70,6 +75,12 @@ def test_unet_non_trainable_counts_match_the_study():
 def test_forward_flops_match_published_gmac(name):
     count = analytic.count_flops(name, batch=1, backward=False)
     assert count.forward / 2e9 == pytest.approx(GMAC[name], rel=0.005)
+
+
+@pytest.mark.parametrize("name", sorted(GMAC_TWO_DECIMALS))
+def test_forward_flops_round_to_published_gmac(name):
+    count = analytic.count_flops(name, batch=1, backward=False)
+    assert round(count.forward / 2e9, 2) == GMAC_TWO_DECIMALS[name]
 
 
 def test_backward_is_twice_forward_also_for_depthwise_convolutions():
@@ -118,6 +129,9 @@ TINY = {  # one small, fast step of every model on 2 CPU cores
     "resnet18": {"image_size": 32},
     "resnet50": {"image_size": 32},
     "mobilenet_v2": {"image_size": 32},
+    "densenet121": {"image_size": 32},
+    "efficientnet_b0": {"image_size": 32},
+    "convnext_tiny": {"image_size": 32},
     "vit_b_16": {"image_size": 32},
     "vgg11": {"image_size": 32},
     "vgg13": {"image_size": 32},

@@ -53,6 +53,10 @@ def test_presets_are_argument_lists_with_the_expected_ncu_options():
     sections = [roofline[i + 1] for i, a in enumerate(roofline) if a == "--section"]
     assert "SpeedOfLight_HierarchicalTensorRooflineChart" in sections and len(sections) == 6
     assert PRESETS["full"].args == ("--set", "full")
+    assert PRESETS["time"].args == (
+        "--metrics",
+        "gpu__time_duration.sum,device__attribute_display_name",
+    )
     assert PRESETS["nsys"].tool == "nsys" and "cudaProfilerApi" in PRESETS["nsys"].args
     for p in PRESETS.values():
         assert all(isinstance(a, str) and a for a in p.args)
@@ -433,7 +437,7 @@ def test_profile_list_names_every_model(cli):
     out = cli("profile", "--list", "--format", "json")
     assert out.returncode == 0, out.stderr
     models = json.loads(out.stdout)["models"]
-    assert [m["name"] for m in models][:2] == ["resnet50", "resnet18"] and len(models) == 11
+    assert [m["name"] for m in models][:2] == ["resnet50", "resnet18"] and len(models) == 14
     table = cli("profile", "--list")
     assert "MobileNetV2" in table.stdout and "96×128" in table.stdout
 

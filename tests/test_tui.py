@@ -167,6 +167,20 @@ async def test_roofline_toggles_and_selection(in_tmp_cwd):
         assert "DRAM" not in str(app.query_one("#roofline-legend", Static).render())
 
 
+async def test_roofline_of_a_durations_only_export_says_why_it_has_no_points(in_tmp_cwd):
+    """`profile --preset time` exports kernel durations only: the roofs are drawn, no point,
+    and the legend says why (not the key to numbers that are not on the chart)."""
+    app = RoofscopeApp([str(SAMPLES / "resnet50_bf16_b8_h200.ncu-raw.csv.gz")])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await opened(app, pilot)
+        await pilot.press("2")
+        await settle(app, pilot)
+        legend = str(app.query_one("#roofline-legend", Static).render())
+        assert "no FLOP or byte counts in this export, so no points" in " ".join(legend.split())
+        assert "1 batch norm" not in legend
+        assert groups(app)[0] == "batch norm"
+
+
 async def test_rule_editor_regroups_and_saves(in_tmp_cwd):
     app = RoofscopeApp([RESNET])
     async with app.run_test(size=(120, 40)) as pilot:

@@ -54,13 +54,14 @@ _TRITON = r"^triton_[a-z]+_fused"  # Inductor kernel names: triton_<kind>_fused_
 BUILTIN_RULES: tuple[Rule, ...] = tuple(
     Rule(p, g)
     for p, g in (
-        # attention: cuDNN SDPA (flash fprop/bprop and its dot(dO,O) / dQ-convert helpers),
+        # attention: cuDNN SDPA (flash fprop/bprop and its dot(dO,O) / dQ-convert helpers, in
+        # cuDNN 9.19 under fusion::),
         # FlashAttention 2/3 (flash_fwd*, flash_bwd*, pytorch_flash::), FlashInfer, fmha
         # (PyTorch memory-efficient attention fmha_cutlass{F,B}, TensorRT), xformers,
         # Inductor's flex_attention templates
         (
-            r"flash|fmha|sdpa|attention|mha_|xformers|cudnn::compute_dot_do_o"
-            r"|cudnn::convert_dq|unpack_cudnn",
+            r"flash|fmha|sdpa|attention|mha_|xformers|(?:cudnn|fusion)::compute_dot_do_o"
+            r"|(?:cudnn|fusion)::convert_dq|unpack_cudnn",
             "attention",
         ),
         # Inductor templates: matmul templates are GEMMs, convolution templates convolutions
@@ -80,11 +81,15 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # convolution (cuDNN xmma/cutlass implicit GEMM, precompiled engines, ATen depthwise;
         # cuDNN 9's runtime-compiled NHWC kernels: conv2d_c1_k1_nhwc_specialized, and its
         # dgrad2d_/wgrad2d_ kin, which the two rules before it take)
+        # cuDNN's FFT convolutions (any direction: the name does not say which)
+        (r"\bDSE::\w*fft|\bvector_fft<|pointwise_mult_and_sum_complex", "conv FFT"),
         (r"wgrad|Conv2dWgrad|conv_depthwise2d_grad_weight", "conv wgrad"),
         (r"dgrad|Conv2dDgrad|conv_depthwise2d_backward", "conv dgrad"),
         (
             r"fprop|implicit_convolve|conv_depthwise2d_forward|Conv2dFprop|ImplicitGemmConvolution"
-            r"|winograd|cudnn::.*conv|convolve|conv[123]d_c\d+_k\d+",
+            r"|winograd|cudnn::.*conv|convolve|conv[123]d_c\d+_k\d+"
+            # cuDNN's precomputed-index implicit GEMM (a forward-only algorithm) and its masks
+            r"|conv2d_precomputed|compute_valid_masks_kernel",
             "conv fprop",
         ),
         # GEMM: cuBLAS/cuBLASLt (sm*_xmma_gemm, nvjet, splitKreduce, epilogues, gemv), CUTLASS 2
@@ -123,10 +128,11 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # "pool": atomic_adaptive_average_gradinput)
         (r"pool|adaptive_av(era)?g", "pooling"),
         # layout changes: cuDNN/TensorRT NCHW<->NHWC and reformat kernels, cuDNN's NHWC channel
-        # padding (nhwcAddPaddingKernel, before "reduction": its arguments name a reduce),
+        # padding (nhwcAddPaddingKernel, before "reduction": its arguments name a reduce), its
+        # filter flip for a convolution's backward (flip_filter),
         # cuTENSOR permutations
         (
-            r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|AddPadding|transpose|permut"
+            r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|AddPadding|transpose|permut|flip_filter"
             r"|genericReformat",
             "layout transform",
         ),

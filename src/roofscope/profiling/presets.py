@@ -1,5 +1,7 @@
 """What each preset asks ncu (or nsys) to collect, as argument lists — never a shell string.
 
+``time`` asks for the kernels' durations only: one replay pass per kernel, the fastest way to
+compare two runs' steps group by group (no FLOPs or bytes, so no roofline or bound).
 ``quick`` is the classic count-metric set of the studies (time, FLOP instruction counts per
 precision, bytes per level, tensor ops, the three utilisations of the efficiency histogram): few
 replay passes. ``roofline`` is ncu's hierarchical roofline sections plus those utilisations.
@@ -61,6 +63,8 @@ def _metrics(*names: str) -> tuple[str, ...]:
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in (
+        Preset("time", "ncu", _metrics(mn.TIME, mn.DEVICE_NAME),
+               "kernel durations only: one pass per kernel (no roofline, no bound)"),
         Preset("quick", "ncu", _metrics(*QUICK_METRICS, TENSOR_REGEX),  # one --metrics only
                "time + FLOP/byte counts + utilisations (fewest passes)"),
         Preset("roofline", "ncu",

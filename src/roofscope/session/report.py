@@ -166,6 +166,34 @@ class Report:
                 ).fetchall()
             ]
 
+    def kernel_times(self) -> list[tuple[str, str, str, int, float]]:
+        """(group, kernel name, block shape, launches, GPU time in s) of every kernel and block
+        shape: what the channels_last model reads (analysis/advice/layout.py)."""
+        with self._lock:
+            return [
+                (str(g), str(k), str(b or ""), int(n), float(t))
+                for g, k, b, n, t in self._con.execute(
+                    f"SELECT grp, kernel, block_size, sum(invocations), "
+                    f"sum(time_s * invocations) FROM launch_view "
+                    f"WHERE report_id = {self.report_id} AND time_s IS NOT NULL "
+                    f"GROUP BY ALL ORDER BY ALL"
+                ).fetchall()
+            ]
+
+    def launch_times(self) -> list[tuple[str, str, str, int, float]]:
+        """kernel_times' tuples launch by launch, in launch order: what fitting the channels_last
+        model matches layer by layer (bench/fit_layout.py; an ncu report's size)."""
+        with self._lock:
+            return [
+                (str(g), str(k), str(b or ""), int(n), float(t))
+                for g, k, b, n, t in self._con.execute(
+                    f"SELECT grp, kernel, block_size, invocations, time_s * invocations "
+                    f"FROM launch_view "
+                    f"WHERE report_id = {self.report_id} AND time_s IS NOT NULL "
+                    f"ORDER BY launch_id"
+                ).fetchall()
+            ]
+
     def close_pager(self, pager: browse.LaunchPager | None) -> None:
         """Drop a pager's table (a new sort or filter replaced it); later pages of it are empty."""
         if pager is not None:

@@ -13,18 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
-from roofscope.analysis.browse import Filter
+from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, layout, step_speedup
+from roofscope.analysis.advice.layout import KernelTime, family
 from roofscope.present.units import counted, si, time
 from roofscope.quantities import BOUND, BYTES, EFFICIENCY, FLOPS, LAUNCHES, LEVELS, TIME_PCT, TIME_S
 
 Row = Mapping[str, Any]
 
-LAYOUT_SHARE = 3.0  # % of the step in NCHW<->NHWC transforms before channels_last pays off
-# of those transforms' time, what the step saves in channels_last: the transforms all go, but
-# cuDNN's NHWC batch-norm and element-wise kernels are slower. Fitted on one model (ResNet-18
-# bf16 b8 on an H100, docs/performance.md "Advice checked by applying it": 0.751 of 1.001 ms)
-LAYOUT_SAVES = 0.75
+# % of the step that channels_last must be predicted to save before it is advised
+LAYOUT_GAIN_SHARE = 2.0
 FP32_PIPE_SHARE = 0.5  # of a matrix group's FLOPs on the FP32 pipe (not tensor cores)
 MATRIX_SHARE = 5.0  # % of the step in such matrix groups
 # a convolution group under this fraction of its attainable gets no gain counted: on the H100
@@ -47,20 +44,25 @@ class Step:
     groups: Sequence[Row]  # Report.rows("group"), longest first
     roofs: Mapping[str, float]  # ceiling name -> value (FLOP/s or B/s)
     step_s: float  # the step's GPU time
-    kernels: Sequence[str] = ()  # every kernel name in the report
+    kernel_times: Sequence[KernelTime] = ()  # layout.KernelTime of every kernel
+
+    @classmethod
+    def of(cls, report: Any, step_s: float | None = None) -> Step:
+        """A report's step (``step_s``: the step's time when the caller has it already)."""
+        return cls(
+            tuple(report.rows("group")),
+            {c.name: c.value for c in report.ceilings},
+            step_s if step_s is not None else report.head()[TIME_S],
+            tuple(report.kernel_times()),
+        )
 
     @property
     def compiled(self) -> bool:
         """Inductor generated kernels (torch.compile): it has fused what it could."""
-        return any(name.startswith("triton_") for name in self.kernels)
+        return any(name.startswith("triton_") for _, name, *_ in self.kernel_times)
 
     def share(self, seconds: float) -> float:
         return 100.0 * seconds / self.step_s if self.step_s > 0 else 0.0
-
-
-def family(group: str) -> str:
-    """``GEMM (nvjet)`` -> ``GEMM``: a group's family without its library."""
-    return group.split(" (")[0]
 
 
 def _advice(step: Step, rows: Sequence[Row], gain: float | None, **fields: Any) -> Advice:
@@ -78,33 +80,63 @@ def _advice(step: Step, rows: Sequence[Row], gain: float | None, **fields: Any) 
 
 
 def channels_last(step: Step) -> list[Advice]:
-    """cuDNN runs NHWC convolutions; an NCHW model pays a transform before and after each."""
-    rows = [r for r in step.groups if family(str(r["name"])) == "layout transform"]
-    spent = sum(r[TIME_S] or 0.0 for r in rows)
-    if not rows or step.share(spent) < LAYOUT_SHARE:
+    """What channels_last would change, class by class of the NCHW step's kernels
+    (analysis/advice/layout.py): the transforms around cuDNN's NHWC convolutions go, ATen's
+    NCHW depthwise convolutions, batch norms and pools are swapped for NHWC ones. The item
+    covers the classes' launches and time, not their groups' (an element-wise group holds
+    kernels no layout touches)."""
+    prediction = layout.predict(step.kernel_times)
+    gain = prediction.gain_s
+    if step.share(gain) < LAYOUT_GAIN_SHARE:
         return []
-    launches = sum(int(r[LAUNCHES] or 0) for r in rows)
+    # the largest changes first, either way: what the gain is made of
+    changed = sorted(
+        prediction.before, key=lambda k: -abs(prediction.before[k] - prediction.after[k])
+    )
+    saved: dict[str, float] = {}  # per group: where the gain is, first (the pane's Enter)
+    for group, kernel, block, n, seconds in step.kernel_times:
+        key = layout.layout_class(group, kernel, block)
+        if key in prediction.before:
+            change = layout.CHANGES.get(key)
+            after = change.after(seconds, n) if change is not None else seconds
+            saved[group] = saved.get(group, 0.0) + seconds - after
+    covered = sum(prediction.before.values())
+    unfitted = [layout.title(k) for k in changed if k not in layout.CHANGES]
     return [
-        _advice(
-            step,
-            rows,
-            spent * LAYOUT_SAVES,
+        Advice(
             rule="channels_last",
-            title=f"layout transforms take {step.share(spent):.1f}% of the step",
+            source=ROOFSCOPE,
+            title=f"channels_last would save {step.share(gain):.1f}% of the step",
             action="model.to(memory_format=torch.channels_last) and the input likewise",
-            evidence=[
-                f"{launches:,} layout-transform launches (nchwToNhwc/nhwcToNchw and kin), "
-                f"{time(spent)}: {step.share(spent):.1f}% of GPU time (threshold "
-                f"{LAYOUT_SHARE:g}%)",
+            evidence=[_layout_line(k, prediction) for k in changed]
+            + [
+                f"predicted {time(gain)} saved: {step.share(gain):.1f}% of GPU time "
+                f"(advised from {LAYOUT_GAIN_SHARE:g}%)"
             ],
+            groups=sorted(saved, key=lambda g: (-saved[g], g)),
+            launches=sum(prediction.launches.values()),
+            time_s=covered,
+            time_pct=step.share(covered),
+            est_gain_s=gain,
+            est_step_speedup=step_speedup(step.step_s, gain),
             assumptions=[
-                "in channels_last the convolutions read and write NHWC, so the transforms "
-                f"around them go, but NHWC norm and element-wise kernels run slower: "
-                f"{LAYOUT_SAVES:.0%} of the group's time is the gain (measured on one model, "
-                "ResNet-18 on an H100; an estimate elsewhere)",
+                "each class's time changes as it did on the fitting pairs "
+                f"({', '.join(layout.FITTED_ON)}; {layout.FITTED_WITH}); on the held-out "
+                "pairs (six other models) every gain worth 5% of the step or more was "
+                "predicted within ±25% (docs/performance.md); kernels of no class are taken "
+                "as unchanged",
+                *([f"not fitted, taken as unchanged: {', '.join(unfitted)}"] if unfitted else []),
             ],
         )
     ]
+
+
+def _layout_line(key: str, prediction: layout.Prediction) -> str:
+    before, after = prediction.before[key], prediction.after[key]
+    change = layout.CHANGES.get(key)
+    said = f"{change.text()} on the fitting pairs" if change is not None else "not fitted"
+    launches = counted(prediction.launches[key], "launch")
+    return f"{layout.title(key)}: {launches}, {time(before)} → {time(after)} ({said})"
 
 
 def tensor_cores(step: Step) -> list[Advice]:
@@ -240,10 +272,4 @@ def advise(ctx: Context) -> list[Advice]:
     report = ctx.report
     if report is None or not ctx.step_s or report.is_nsys or report.is_recording:
         return []
-    step = Step(
-        tuple(report.rows("group")),
-        {c.name: c.value for c in report.ceilings},
-        ctx.step_s,
-        tuple(report.kernel_names(Filter())),
-    )
-    return roofscope_advice(step)
+    return roofscope_advice(Step.of(report, ctx.step_s))

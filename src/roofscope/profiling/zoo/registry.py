@@ -10,7 +10,18 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from roofscope.profiling.catalog import check_size, model_info
-from roofscope.profiling.zoo import bert, lab, mobilenet, resnet, unet, vgg, vit
+from roofscope.profiling.zoo import (
+    bert,
+    convnext,
+    densenet,
+    efficientnet,
+    lab,
+    mobilenet,
+    resnet,
+    unet,
+    vgg,
+    vit,
+)
 
 
 @dataclass
@@ -36,6 +47,9 @@ _BUILDERS: dict[str, Callable[[int | None], nn.Module]] = {
     "resnet18": lambda size: resnet.resnet18(),
     "resnet50": lambda size: resnet.resnet50(),
     "mobilenet_v2": lambda size: mobilenet.MobileNetV2(),
+    "densenet121": lambda size: densenet.DenseNet121(),
+    "efficientnet_b0": lambda size: efficientnet.EfficientNetB0(),
+    "convnext_tiny": lambda size: convnext.ConvNeXtTiny(),
     "vit_b_16": lambda size: vit.vit_b_16(size or 224),
     "vgg11": lambda size: vgg.vgg("vgg11"),
     "vgg13": lambda size: vgg.vgg("vgg13"),

@@ -261,6 +261,13 @@ class RooflinePane(Pane, can_focus=True):
                     "of the same program beside it (roofscope open run.sqlite run.ncu-rep.csv)"
                 )
             )
+        elif not points and self.rows:  # e.g. `profile --preset time`: durations only
+            lines.append(
+                Text(
+                    "no FLOP or byte counts in this export, so no points: profile with the "
+                    "roofline or quick preset (ncu --section SpeedOfLight_RooflineChart)"
+                )
+            )
         keyed = legend(
             roofs, pick, self.level, ascii_only=ascii_only, color=color, width=self.size.width
         )
@@ -269,7 +276,7 @@ class RooflinePane(Pane, can_focus=True):
         ranked = [
             f"{i + 1} {shown(r['name'])}" for i, r in enumerate(self.shown_rows()[:TOP_TAGGED])
         ]
-        if ranked:  # the key to the numbers on the chart
+        if ranked and points:  # the key to the numbers on the chart
             lines.append(Text("  ".join(ranked)))
         lines += keyed
         over = [(p, *hit) for p in points if (hit := over_roof(p, roofs)) is not None]

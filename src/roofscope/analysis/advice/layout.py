@@ -1,0 +1,312 @@
+"""What ``channels_last`` changes, kernel by kernel: the model behind the ``channels_last`` item.
+
+In an NCHW model the kernels that care about layout fall into a few classes, told apart by
+their names: cuDNN's NHWC convolutions pay a transform before and after
+(``nchwToNhwc``/``nhwcToNchw``); ATen's depthwise convolutions, batch norm and pooling have NCHW
+kernels that channels_last swaps for NHWC ones (or for cuDNN's) which run at other speeds.
+Each kernel launch of the NCHW step is put in one class (:func:`layout_class`: by its name, its
+group and, for ATen's batch norm, its block shape, which ATen sizes by the channel plane), and
+each class's time in channels_last is predicted as ``scale × its NCHW time + per_launch × its
+launches`` (:data:`CHANGES`). The per-launch term is there for ATen's channels_last batch norm,
+whose kernels take about the same time whatever the channels when the plane is small. A kernel
+of no class is taken as unchanged. The gain is the NCHW classes' time less the predicted time.
+
+The changes are fitted (:func:`fit`) on the fitting pairs only, each an NCHW and a
+``--channels-last`` run of one model made by ``roofscope profile`` on one GPU; the held-out
+pairs' errors are in docs/performance.md ("channels_last, predicted from the kernels") and
+tests/test_advice_layout.py. ``bench/fit_layout.py`` refits and prints both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+CONV = ("conv fprop", "conv dgrad", "conv wgrad", "conv FFT")
+TRANSFORMS = "layout transform"
+
+
+@dataclass(frozen=True)
+class LayoutClass:
+    key: str
+    title: str  # what its kernels are, for the item's evidence
+    pattern: str | None = None  # on the kernel's name (searched)
+    families: tuple[str, ...] = ()  # or every kernel of these group families
+    not_pattern: str | None = None  # names the family holds but the class does not
+    block: str | None = None  # on the launch's block shape, "(256, 2, 1)" (matched)
+    # channels_last also adds time to this family for these kernels (cuDNN's NCHW-only FP32
+    # convolutions get transforms around them in NHWC): fitted as a second term
+    spills: str | None = None
+
+
+# First match wins: the named kernels before the families that also hold them.
+CLASSES: tuple[LayoutClass, ...] = (
+    LayoutClass("transform", "NCHW↔NHWC transforms around cuDNN's NHWC kernels",
+                r"nchwToNhwc|nhwcToNchw"),
+    # cuDNN's NHWC depthwise kernels that replace them gain more in 16 bits than in FP32
+    LayoutClass("depthwise_16", "ATen's NCHW depthwise convolutions, 16-bit",
+                r"conv_depthwise2d_\w*kernel<[^>]*"
+                r"\b(?:c10::BFloat16|c10::Half|__half|__nv_bfloat16)\b"),
+    LayoutClass("depthwise", "ATen's NCHW depthwise convolutions (conv_depthwise2d_*)",
+                r"conv_depthwise2d_"),
+    # ATen sizes the NCHW statistics and backward kernels' blocks by the channel plane's H×W
+    # (x: the next power of two, up to 512; y = 512 / x); their channels_last kernels are fast
+    # on large planes and slow on small ones (a grid of C/32 blocks when N·H·W is small)
+    *(LayoutClass(f"norm_aten_{size}", f"ATen's NCHW batch norm on {plane} channel planes",
+                  r"batch_norm_(?:collect_statistics|backward)_kernel", block=block)
+      for size, plane, block in (("large", "large (H×W ≥ 512)", r"\(512, 1, 1\)"),
+                                 ("mid", "mid-sized (H×W 65-256)", r"\((?:128|256), [24], 1\)"),
+                                 ("small", "small (H×W ≤ 64)", r"\((?:32|64), (?:8|16), 1\)"))),
+    LayoutClass("norm_aten_other", "ATen's other NCHW batch norm kernels",
+                r"batch_norm_(?:collect_statistics|backward|backward_reduce|backward_elemt"
+                r"|transform_input)_kernel", not_pattern="channels_last"),
+    LayoutClass("norm_cudnn", "cuDNN's NCHW batch norm kernels (bn_*_1C11)",
+                r"bn_(?:fw|bw)\w*_1C11"),
+    LayoutClass("conv_nchw", "convolutions cuDNN runs in NCHW (nchw, legacy engines by name)",
+                r"nchw|implicit_convolve_sgemm|explicit_convolve_sgemm|fft|winograd"
+                r"|(?:wgrad|dgrad)_alg\d_engine(?!_NHWC)|dgrad_engine", families=CONV,
+                spills=TRANSFORMS),
+    LayoutClass("conv_nhwc", "other convolutions (cuDNN's NHWC and tensor-core kernels)",
+                families=CONV),
+    LayoutClass("conv_gemm", "GEMM kernels cuDNN and cuBLAS run on NCHW data (CUTLASS, xmma)",
+                r"cutlass::Kernel2<cutlass_|sm90_xmma_gemm_|ReduceSplitK", families=("GEMM",)),
+    LayoutClass("pool", "NCHW pooling kernels", families=("pooling",), not_pattern="nhwc"),
+    LayoutClass("elementwise", "element-wise kernels", families=("element-wise",)),
+)  # fmt: skip
+KEYS = tuple(c.key for c in CLASSES)
+# the classes that show the step has convolutions: without one, channels_last changes nothing
+# (a transformer's CUTLASS GEMMs are no convolution's)
+CONVOLUTIONS = ("transform", "depthwise_16", "depthwise", "conv_nchw", "conv_nhwc")
+_COMPILED = [
+    (c, *(re.compile(p) if p else None for p in (c.pattern, c.not_pattern, c.block)))
+    for c in CLASSES
+]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A class's time in channels_last: ``scale`` × its NCHW time + ``per_launch_s`` × its
+    launches."""
+
+    scale: float
+    per_launch_s: float = 0.0
+
+    def after(self, seconds: float, launches: int) -> float:
+        return self.scale * seconds + self.per_launch_s * launches
+
+    def text(self) -> str:
+        extra = f" + {self.per_launch_s * 1e6:.1f} µs a launch" if self.per_launch_s else ""
+        return f"×{self.scale:.2f}{extra}"
+
+
+# fitted by :func:`fit` on FITTED_ON (bench/fit_layout.py prints them); a class missing here had
+# no time in any fitting pair and is taken as unchanged
+CHANGES: dict[str, Change] = {
+    "transform": Change(0.019),
+    "depthwise_16": Change(0.167),
+    "depthwise": Change(0.551),
+    "norm_aten_large": Change(0.194, 14.108e-6),
+    "norm_aten_mid": Change(0.0, 41.996e-6),
+    "norm_aten_small": Change(0.101, 15.299e-6),
+    "norm_aten_other": Change(0.485, 3.898e-6),
+    "norm_cudnn": Change(0.685),
+    "conv_nchw": Change(1.174),
+    "conv_nhwc": Change(0.993),
+    "conv_gemm": Change(0.832),
+    "pool": Change(0.77),
+    "elementwise": Change(1.036),
+}
+FITTED_ON = ("ResNet-18", "EfficientNet-B0", "VGG11", "SimpleCNN", "DenseNet-121", "ViT-B/16")
+# the fitting pairs' settings, said in the item's assumptions
+FITTED_WITH = "bf16 and fp32, batch 8 (SimpleCNN 128), on an H200 with cuDNN 9.19"
+
+
+def title(key: str) -> str:
+    return next(c.title for c in CLASSES if c.key == key)
+
+
+def family(group: str) -> str:
+    """``GEMM (nvjet)`` -> ``GEMM``: a group's family without its library."""
+    return group.split(" (")[0]
+
+
+def layout_class(group: str, kernel: str, block: str = "") -> str | None:
+    """The class of one kernel launch of an NCHW step, or None: unchanged by channels_last."""
+    fam = family(group)
+    for cls, pattern, not_pattern, block_pattern in _COMPILED:
+        if cls.families and fam not in cls.families:
+            continue
+        if pattern is not None and not pattern.search(kernel):
+            continue
+        if not_pattern is not None and not_pattern.search(kernel):
+            continue
+        if block_pattern is not None and not block_pattern.fullmatch(block):
+            continue
+        return cls.key
+    return None
+
+
+# (group, kernel name, block shape, launches, GPU time in s): a report's launches summed by
+# the first three (``Report.kernel_times()``), or one launch each (``Report.launch_times()``)
+KernelTime = tuple[str, str, str, int, float]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    before: dict[str, float]  # class -> its time in the NCHW step
+    launches: dict[str, int]  # class -> its launches
+    after: dict[str, float]  # class -> its predicted time in channels_last
+
+    @property
+    def gain_s(self) -> float:
+        return sum(self.before.values()) - sum(self.after.values())
+
+
+def predict(kernels: Iterable[KernelTime], changes: Mapping[str, Change] = CHANGES) -> Prediction:
+    """Each class's time in channels_last (a class without a fitted change: unchanged); nothing
+    for a step without convolutions."""
+    before: dict[str, float] = {}
+    launches: dict[str, int] = {}
+    for group, kernel, block, n, seconds in kernels:
+        key = layout_class(group, kernel, block)
+        if key is not None and seconds:
+            before[key] = before.get(key, 0.0) + seconds
+            launches[key] = launches.get(key, 0) + n
+    if not any(k in before for k in CONVOLUTIONS):
+        return Prediction({}, {}, {})
+    after = {k: changes[k].after(t, launches[k]) if k in changes else t for k, t in before.items()}
+    return Prediction(before, launches, after)
+
+
+# -- fitting --------------------------------------------------------------------------------
+# ATen's NCHW batch norm kernels and the channels_last kernels that replace them: the k-th
+# launch of one is the k-th (of each) of the other, layer for layer, so a class told apart by
+# the NCHW launch's block (a plane size) is fitted on the time its own layers took after
+MATCHED: dict[str, tuple[str, ...]] = {
+    "batch_norm_collect_statistics_kernel": ("batch_norm_collect_statistics_channels_last_kernel",),
+    "batch_norm_transform_input_kernel": ("batch_norm_transform_input_channels_last_kernel",),
+    "batch_norm_backward_kernel": ("batch_norm_backward_reduce_channels_last_kernel",
+                                   "batch_norm_backward_elemt_channels_last_kernel"),
+}  # fmt: skip
+_NAMES = sorted({*MATCHED, *(n for names in MATCHED.values() for n in names)})
+_NAME = re.compile(r"\b(" + "|".join(_NAMES) + r")\b")
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One model's NCHW step and its channels_last step, launch by launch in launch order
+    (``Report.launch_times()``)."""
+
+    name: str
+    before: Sequence[KernelTime]
+    after: Sequence[KernelTime]
+
+    @staticmethod
+    def step(kernels: Sequence[KernelTime]) -> float:
+        return sum(t for *_, t in kernels)
+
+    @property
+    def measured_gain_s(self) -> float:
+        return self.step(self.before) - self.step(self.after)
+
+
+def matched(pair: Pair) -> list[tuple[str, float, float]]:
+    """(class, NCHW time, the channels_last time of the launches that replaced it) for every
+    MATCHED launch. A kernel whose launch counts differ between the steps is left out."""
+
+    def launches(kernels: Sequence[KernelTime], name: str) -> list[KernelTime]:
+        return [x for x in kernels if (m := _NAME.search(x[1])) and m.group(1) == name]
+
+    out = []
+    for role, replacements in MATCHED.items():
+        ours = launches(pair.before, role)
+        theirs = [launches(pair.after, name) for name in replacements]
+        if not ours or any(len(t) != len(ours) for t in theirs):
+            continue
+        for k, (group, kernel, block, _, t) in enumerate(ours):
+            key = layout_class(group, kernel, block)
+            if key is not None:
+                out.append((key, t, sum(x[k][4] for x in theirs)))
+    return out
+
+
+def _nnls(a, b):  # type: ignore[no-untyped-def]
+    """Non-negative least squares by an active set: a variable that comes out negative is held
+    at 0 and the rest refitted."""
+    import numpy as np
+
+    free = list(range(a.shape[1]))
+    x = np.zeros(a.shape[1])
+    while free:
+        solved, *_ = np.linalg.lstsq(a[:, free], b, rcond=None)
+        x[:] = 0.0
+        x[free] = solved
+        if (solved >= 0).all():
+            break
+        free.remove(free[int(np.argmin(solved))])
+    return x
+
+
+SPILLS = {c.key: c.spills for c in CLASSES if c.spills}
+SPILL = " spilled"  # a class's second term in the fit
+
+
+def _equations(pair: Pair, fixed: Mapping[str, Change]) -> list[tuple[dict[str, float], float]]:
+    """One equation per group family of either step: the after step's time there =
+    Σ scale × the NCHW step's class time there + the rest of its time there (the classes in
+    ``fixed`` at their fitted change, the unclassed unchanged). Each equation is divided by
+    the NCHW step's time, so every model weighs the same."""
+    step = pair.step(pair.before) or 1.0
+    classes: dict[str, dict[str, float]] = {}
+    rest: dict[str, float] = {}
+    after: dict[str, float] = {}
+    for group, kernel, block, n, t in pair.before:
+        key, fam = layout_class(group, kernel, block), family(group)
+        if key is None or key in fixed:
+            rest[fam] = rest.get(fam, 0.0) + (fixed[key].after(t, n) if key in fixed else t)
+        else:
+            row = classes.setdefault(fam, {})
+            row[key] = row.get(key, 0.0) + t
+            if key in SPILLS:  # its second term, in the family it spills into
+                row = classes.setdefault(SPILLS[key], {})
+                row[key + SPILL] = row.get(key + SPILL, 0.0) + t
+    for group, *_, t in pair.after:
+        after[family(group)] = after.get(family(group), 0.0) + t
+    return [
+        ({k: v / step for k, v in classes.get(fam, {}).items()},
+         (after.get(fam, 0.0) - rest.get(fam, 0.0)) / step)
+        for fam in sorted({*classes, *rest, *after})
+    ]  # fmt: skip
+
+
+def fit(pairs: Sequence[Pair]) -> dict[str, Change]:
+    """The change of each class that has time in some pair. The MATCHED classes: scale and
+    per-launch time by non-negative least squares over their launches, each against the
+    launches that replaced it. The others: a scale each, by non-negative least squares of
+    every pair's per-family equations."""
+    import numpy as np  # the fit runs in bench/ and tests, never while a report opens
+
+    launches = [m for pair in pairs for m in matched(pair)]
+    fixed: dict[str, Change] = {}
+    for key in KEYS:
+        xs = [(t, after) for k, t, after in launches if k == key]
+        if xs:
+            scale, per_launch = _nnls(np.array([[t, 1.0] for t, _ in xs]),
+                                      np.array([after for _, after in xs]))  # fmt: skip
+            fixed[key] = Change(round(float(scale), 3), round(float(per_launch), 9))
+    rows = [eq for pair in pairs for eq in _equations(pair, fixed)]
+    names = [n for k in KEYS for n in (k, k + SPILL) if any(n in coeffs for coeffs, _ in rows)]
+    solved = dict(zip(names, _nnls(
+        np.array([[coeffs.get(n, 0.0) for n in names] for coeffs, _ in rows]),
+        np.array([rhs for _, rhs in rows]),
+    ), strict=True))  # fmt: skip
+    fitted = {
+        **fixed,
+        **{
+            k: Change(round(float(v + solved.get(k + SPILL, 0.0)), 3))
+            for k, v in solved.items()
+            if not k.endswith(SPILL)
+        },
+    }
+    return {k: fitted[k] for k in KEYS if k in fitted}
