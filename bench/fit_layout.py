@@ -1,6 +1,6 @@
 """Fit the channels_last model's ratios on the fitting pairs, and score it on the held-out ones.
 
-Reads ``sample_reports/channels_last_pairs.csv`` (model, precision, batch, set, GPU, before,
+Reads ``bench/channels_last_pairs.csv`` (model, precision, batch, set, GPU, before,
 after: each pair an NCHW and a ``--channels-last`` run of one model by ``roofscope profile`` on
 one GPU), fits ``analysis/advice/layout.py``'s changes on the rows whose set is ``fitting``
 only, and prints them with every pair's predicted and measured gain (Markdown, for
@@ -21,7 +21,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLES = REPO / "sample_reports"
-PAIRS = SAMPLES / "channels_last_pairs.csv"
+PAIRS = REPO / "bench" / "channels_last_pairs.csv"
 
 
 def read_pairs(path: Path = PAIRS) -> list[dict[str, str]]:

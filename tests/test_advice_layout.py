@@ -1,6 +1,6 @@
 """The channels_last model (analysis/advice/layout.py, issue 32 items 1-2): kernels classed by
 name, group and block shape; the changes fitted on the fitting pairs only
-(sample_reports/channels_last_pairs.csv); every held-out pair predicted from its NCHW report,
+(bench/channels_last_pairs.csv); every held-out pair predicted from its NCHW report,
 and the numbers read apart from roofscope's ingest."""
 
 from __future__ import annotations

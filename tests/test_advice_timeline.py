@@ -11,7 +11,9 @@ the host memory kind of copies, ``memops.host_kind``, from the SQLite and the st
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+from bisect import bisect_right
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -596,10 +598,10 @@ def test_idle_gaps_on_a_real_trace_against_a_reading_apart(shared_sample_cache) 
     session = roofscope.load(path)
     try:
         items = session.reports[0].advice()
-        from roofscope.analysis.advice.event_scan import scan
+        from roofscope.analysis.advice.event_scan import Extras, scan
 
         wins = scan(session.con, session.reports[0].report_id, rules.LAUNCH_BOUND,
-                    rules.GAP_EDGES_NS).windows  # fmt: skip
+                    Extras(rules.GAP_EDGES_NS)).windows  # fmt: skip
     finally:
         session.close()
     assert {d: list(w.gaps) for d, w in wins.items()} == expected
@@ -617,3 +619,121 @@ def test_one_pause_is_not_a_pattern(tmp_path: Path) -> None:
     kernels = [Kernel(GEMM, 0, 50 * US), Kernel(GEMM, 1050 * US, 1100 * US)]
     assert "idle_gaps" not in _advice(tmp_path, Export(kernels=kernels))
     assert rules.GAPS_MIN == 10
+
+
+def _syncs_and_small_copies_read_apart(path: Path) -> dict[int, tuple]:
+    """Per GPU, from the SQLite itself (sqlite3 and Python): the idle gaps in which a host
+    synchronisation returned (count, Σ ns), and the copies under SMALL_COPY_BYTES (count,
+    Σ duration, Σ idle gap before them)."""
+    con = sqlite3.connect(path)
+    names = {
+        i: v
+        for i, v in con.execute("SELECT id, value FROM StringIds")
+        if re.fullmatch(r"cu(da)?(Device|Stream|Event|Ctx)Synchronize(_v\d+)?", v)
+    }
+    ends = sorted(
+        e
+        for n, s, e in con.execute('SELECT nameId, start, "end" FROM CUPTI_ACTIVITY_KIND_RUNTIME')
+        if n in names and e >= s
+    )
+    events: dict[int, list[tuple]] = {}
+    for device, start, end in con.execute(
+        'SELECT deviceId, start, "end" FROM CUPTI_ACTIVITY_KIND_KERNEL'
+    ):
+        events.setdefault(device, []).append((start, end, 0, None))
+    for device, start, end, size in con.execute(
+        'SELECT deviceId, start, "end", bytes FROM CUPTI_ACTIVITY_KIND_MEMCPY'
+    ):
+        events.setdefault(device, []).append((start, end, 1, size))
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if "CUPTI_ACTIVITY_KIND_MEMSET" in tables:
+        for device, start, end in con.execute(
+            'SELECT deviceId, start, "end" FROM CUPTI_ACTIVITY_KIND_MEMSET'
+        ):
+            events.setdefault(device, []).append((start, end, 1, None))
+    con.close()
+    out = {}
+    for device, spans in events.items():
+        syncs, small, latest = [0, 0], [0, 0, 0], None
+        for start, end, _, size in sorted(e for e in spans if e[1] >= e[0]):
+            gap = start - latest if latest is not None else 0
+            i = bisect_right(ends, latest) if latest is not None else 0  # first end after it
+            if gap > 0 and i < len(ends) and ends[i] <= start:
+                syncs[0] += 1
+                syncs[1] += gap
+            if size is not None and size < rules.SMALL_COPY_BYTES:
+                small[0] += 1
+                small[1] += end - start
+                small[2] += max(gap, 0)
+            latest = end if latest is None else max(latest, end)
+        out[device] = (tuple(syncs), tuple(small))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("where", "name", "fires"),
+    [
+        ("public", "lockfuehrer__beast_ressoruces__report1.sqlite", {"host_syncs"}),
+        ("wild", "cestwc__balinski-and-gomory-cuda__report11.sqlite",
+         {"host_syncs", "small_copies"}),
+        ("wild", "NCAR__GPU_workshop__10_HandsOnNsight_nsys_reports_miniweather_baseline.sqlite",
+         {"host_syncs", "small_copies"}),
+        ("wild", "PolPuigPuy__OpenACC_Project_PolPuig__report2.sqlite",
+         {"host_syncs", "small_copies"}),
+        ("wild", "tomarriott__GTLS__report1.sqlite", set()),  # 30 syncs, 2,563 small copies
+    ],
+)  # fmt: skip
+def test_host_syncs_and_small_copies_on_real_traces_against_a_reading_apart(
+    where, name, fires, shared_sample_cache
+) -> None:
+    """Issue 32 item 4: real traces whose host waits on the GPU after every kernel or copy
+    (OpenACC, a CUDA assignment solver, NCAR's miniWeather) get host_syncs, with the gaps a
+    reading of the SQLite apart from roofscope counts; small copies likewise."""
+    path = shared(where, name)
+    expected = _syncs_and_small_copies_read_apart(path)
+    session = roofscope.load(path)
+    try:
+        report = session.reports[0]
+        items = report.advice()
+        from roofscope.analysis.advice.event_scan import Extras, scan
+
+        syncs = [
+            e for (e,) in session.con.execute(
+                "SELECT end_ns FROM host_syncs WHERE report_id = ?", [report.report_id]
+            ).fetchall()
+        ]  # fmt: skip
+        extras = Extras(rules.GAP_EDGES_NS, syncs, rules.SMALL_COPY_BYTES)
+        wins = scan(session.con, report.report_id, rules.LAUNCH_BOUND, extras).windows
+    finally:
+        session.close()
+    assert {d: (w.sync_gaps, w.small_copies) for d, w in wins.items()} == expected
+    got = {a.rule for a in items} & {"host_syncs", "small_copies"}
+    assert got == fires
+    for item in items:
+        if item.rule == "host_syncs":
+            (device,) = wins
+            assert item.time_s == pytest.approx(expected[device][0][1] / 1e9)
+            assert "Synchronize ×" in item.evidence[1]
+
+
+def test_the_host_syncs_kept_are_the_synchronising_calls_only(shared_sample_cache) -> None:
+    """Of a trace's API calls only the synchronising ones are kept, by name without nsys'
+    version suffix: 2,256 cuStreamSynchronize of lockfuehrer's 4,597 runtime calls."""
+    path = shared("public", "lockfuehrer__beast_ressoruces__report1.sqlite")
+    session = roofscope.load(path)
+    try:
+        rows = session.con.execute(
+            "SELECT name, count(*), sum(end_ns - start_ns) FROM host_syncs WHERE report_id = ? "
+            "GROUP BY name",
+            [session.reports[0].report_id],
+        ).fetchall()
+    finally:
+        session.close()
+    con = sqlite3.connect(path)
+    ((n, blocked),) = con.execute(
+        'SELECT count(*), sum(r."end" - r.start) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds '
+        "s ON s.id = r.nameId WHERE s.value = 'cuStreamSynchronize'"
+    ).fetchall()
+    con.close()
+    assert rows == [("cuStreamSynchronize", n, blocked)] and n == 2256

@@ -10,7 +10,7 @@ from textual.binding import Binding
 from textual.widgets import Input
 from textual.widgets._footer import FooterKey
 
-from roofscope.tui.widgets.footer import KeysFooter
+from roofscope.tui.widgets.footer import KeysFooter, _relabel
 
 
 class _Box(Input):
@@ -84,3 +84,16 @@ async def test_footer_follows_the_focus_and_updates_only_on_a_change():
         assert set(app.query(FooterKey)) == after_three  # nothing mounted the second time
         assert len(after_three - mounted) == 2  # the two keys #three has more than #two
         assert recomposes == 0  # no footer composed from scratch after the first keys
+
+
+def test_a_key_relabelled_before_it_is_mounted_is_measured_again():
+    """A key mounted by one update and relabelled by the next before its mount completed (under
+    load) kept the old text's width: Textual's refresh() clears a widget's cached content width
+    only once it is mounted, and caches it per container width, so "Zoom out" was drawn as
+    "Zoom ou". The relabelling clears it itself."""
+    key = FooterKey("f1", "F1", "Zoom", "app.zoom")
+    key._content_width_cache = (80, 8)  # measured with the old text, in an 80-wide footer
+    assert not key.is_mounted
+    _relabel(key, FooterKey("f1", "F1", "Zoom out", "app.zoom"))
+    assert key.description == "Zoom out"
+    assert key._content_width_cache == (None, 0)  # measured again, with the new text

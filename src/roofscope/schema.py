@@ -163,6 +163,17 @@ MEMOPS = Table(
         ("host_kind", "VARCHAR"),  # a copy's host memory: 'pageable' | 'pinned' | NULL unknown
     ),
 )
+# the host's synchronising CUDA API calls of an nsys trace (cudaDeviceSynchronize,
+# cuStreamSynchronize, …; not every API call): what the host_syncs advice reads
+HOST_SYNCS = Table(
+    "host_syncs",
+    (
+        ("report_id", "INTEGER"),
+        ("name", "VARCHAR"),  # without the version suffix nsys adds (_v3020)
+        ("start_ns", "BIGINT"),
+        ("end_ns", "BIGINT"),
+    ),
+)
 GPU_METRICS = Table(
     "gpu_metrics",
     (
@@ -261,6 +272,7 @@ TABLES: tuple[Table, ...] = (
     QUERY_MEMO,
     SPANS,
     MEMOPS,
+    HOST_SYNCS,
     GPU_METRICS,
     NVTX_RANGES,
     ISLANDS,

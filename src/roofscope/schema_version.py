@@ -6,4 +6,4 @@ In every cache's key and ``meta``: a cache of another version is rebuilt, never 
 with any change of a table in ``schema.py``.
 """
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14

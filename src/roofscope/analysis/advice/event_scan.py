@@ -13,6 +13,7 @@ names their groups. Memory is a batch, not the trace.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING
@@ -25,12 +26,14 @@ if TYPE_CHECKING:
 
 BATCH_ROWS = 1_000_000
 
-# Each GPU's kernels and timed copies, the one event stream the windows and gaps are read from.
+# Each GPU's kernels and timed copies, the one event stream the windows and gaps are read from;
+# a copy's bytes (NULL for kernels and memsets) for the small copies
 EVENTS = """
-    SELECT device, start_ns, end_ns, launch_id FROM spans
+    SELECT device, start_ns, end_ns, launch_id, NULL::DOUBLE AS copy_bytes FROM spans
     WHERE report_id = $rid AND device IS NOT NULL AND end_ns >= start_ns
     UNION ALL
-    SELECT device, start_ns, end_ns, NULL FROM memops
+    SELECT device, start_ns, end_ns, NULL, CASE WHEN kind <> 'memset' THEN bytes END
+    FROM memops
     WHERE report_id = $rid AND device IS NOT NULL AND start_ns IS NOT NULL
       AND end_ns >= start_ns
 """
@@ -48,6 +51,10 @@ class Window:
     busy_ns: int  # the union of its kernels and copies
     # the idle gaps before its events, by length class (scan's ``gap_edges``): (count, Σ ns)
     gaps: tuple[tuple[int, int], ...] = ()
+    # the idle gaps in which a host synchronisation returned (scan's ``sync_ends``): count, Σ ns
+    sync_gaps: tuple[int, int] = (0, 0)
+    # copies under scan's ``small_copy_bytes``: count, Σ their ns, Σ ns of the idle gap before
+    small_copies: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def seconds(self) -> float:
@@ -88,17 +95,30 @@ class _Carry:
     busy_ns: int
     runs: int  # kernels so far that were not launch-bound: the id of the run under way
     gaps: list[int]  # per gap class: count, Σ ns, count, Σ ns, …
+    sync_gaps: list[int]  # count, Σ ns
+    small_copies: list[int]  # count, Σ ns, Σ gap ns
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What else the pass counts: idle gaps by length (``gap_edges``, ns, ascending: shorter
+    than the first edge, between edges, at least the last), the gaps in which one of
+    ``sync_ends`` (ns, ascending: when a host synchronisation returned) falls, and the copies
+    under ``small_copy_bytes``."""
+
+    gap_edges: tuple[int, ...] = ()
+    sync_ends: Sequence[int] = ()
+    small_copy_bytes: float = 0.0
 
 
 def scan(
     con: duckdb.DuckDBPyConnection,
     report_id: int,
     rule: LaunchBound,
-    gap_edges: tuple[int, ...] = (),
+    extras: Extras = Extras(),
 ) -> EventScan:
-    """Windows and launch-bound kernels of one report, in one ordered pass; with
-    ``gap_edges`` (ns, ascending), each window's idle gaps counted and summed by length class
-    (shorter than the first edge, between edges, at least the last)."""
+    """Windows and launch-bound kernels of one report, in one ordered pass, with the
+    ``extras`` counted in each window."""
     rid = int(report_id)
     table = f"rs_launch_bound_r{rid}"
     reader_con = con.cursor()  # streams while ``con`` writes; temporary objects stay on con
@@ -110,9 +130,10 @@ def scan(
             "(device INTEGER, launch_id BIGINT, run BIGINT, dur BIGINT, gap BIGINT)"
         )
         carries: dict[int, _Carry] = {}
+        sync_ends = _sorted_array(extras.sync_ends)
         for batch in reader.to_arrow_reader(BATCH_ROWS):
             for device, part in _by_device(batch):
-                bound = _scan_part(device, part, carries, rule, gap_edges)
+                bound = _scan_part(device, part, carries, rule, extras, sync_ends)
                 if bound.num_rows:
                     with scanned(con, rs_bound_batch=bound):
                         con.execute(f"INSERT INTO {table} SELECT {device}, * FROM rs_bound_batch")
@@ -140,6 +161,8 @@ def scan(
             c.latest_end,
             c.busy_ns,
             tuple(zip(c.gaps[::2], c.gaps[1::2], strict=True)),
+            (c.sync_gaps[0], c.sync_gaps[1]),
+            (c.small_copies[0], c.small_copies[1], c.small_copies[2]),
         )
         for d, c in sorted(carries.items())
     }
@@ -159,19 +182,26 @@ def _by_device(batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
     return [(int(device[a].as_py()), batch.slice(a, b - a)) for a, b in pairwise(cuts)]
 
 
+def _sorted_array(values: Sequence[int]):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    return np.sort(np.asarray(values, dtype=np.int64))
+
+
 def _scan_part(
     device: int,
     part: pa.RecordBatch,
     carries: dict[int, _Carry],
     rule: LaunchBound,
-    gap_edges: tuple[int, ...] = (),
+    extras: Extras,
+    sync_ends,  # type: ignore[no-untyped-def]  # numpy int64, ascending
 ) -> pa.Table:
     """One GPU's next events: its window and busy time carried on; its launch-bound kernels
     (launch id, run id, duration, gap before) returned."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    start, end, launch = part.column(1), part.column(2), part.column(3)
+    start, end, launch, copy_bytes = (part.column(i) for i in (1, 2, 3, 4))
     n = len(start)
     carry = carries.get(device)
     running = pc.cumulative_max(end)
@@ -197,14 +227,20 @@ def _scan_part(
     breaks = pc.cast(pc.and_(pc.is_valid(launch), pc.invert(bound)), pa.int64())
     run = pc.add(pc.cumulative_sum(breaks), carry.runs if carry else 0)
     latest_end = int(running[n - 1].as_py())
-    classes = _gap_classes(gap, gap_edges)
+    classes = _gap_classes(gap, extras.gap_edges)
+    syncs = _sync_gaps(start, prev_end, gap, sync_ends)
+    small = _small_copies(copy_bytes, dur, gap, extras.small_copy_bytes)
     if carry is None:
-        carry = _Carry(int(start[0].as_py()), latest_end, busy, int(run[n - 1].as_py()), classes)
+        carry = _Carry(
+            int(start[0].as_py()), latest_end, busy, int(run[n - 1].as_py()), classes, syncs, small
+        )
         carries[device] = carry
     else:
         carry.latest_end, carry.busy_ns = latest_end, carry.busy_ns + busy
         carry.runs = int(run[n - 1].as_py())
         carry.gaps = [a + b for a, b in zip(carry.gaps, classes, strict=True)]
+        carry.sync_gaps = [a + b for a, b in zip(carry.sync_gaps, syncs, strict=True)]
+        carry.small_copies = [a + b for a, b in zip(carry.small_copies, small, strict=True)]
     return pa.table({"launch_id": launch, "run": run, "dur": dur, "gap": gap}).filter(bound)
 
 
@@ -229,3 +265,38 @@ def _gap_classes(gap: pa.Array, edges: tuple[int, ...]) -> list[int]:
     for (n0, s0), (n1, s1) in pairwise(below):
         out += [n1 - n0, s1 - s0]
     return out
+
+
+def _sync_gaps(start: pa.Array, prev_end: pa.Array, gap: pa.Array, sync_ends) -> list[int]:  # type: ignore[no-untyped-def]
+    """Count and Σ of the idle gaps (prev_end, start] in which at least one host
+    synchronisation returned: the GPU ran out of work while the host waited on it, and the
+    next launch came only after the host went on."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if not len(sync_ends):
+        return [0, 0]
+    gaps = pc.fill_null(gap, 0).to_numpy(zero_copy_only=False)
+    after = pc.fill_null(prev_end, 0).to_numpy(zero_copy_only=False)
+    before = start.to_numpy(zero_copy_only=False)
+    inside = np.searchsorted(sync_ends, before, "right") - np.searchsorted(
+        sync_ends, after, "right"
+    )
+    hit = (gaps > 0) & (inside > 0)
+    return [int(hit.sum()), int(gaps[hit].sum())]
+
+
+def _small_copies(copy_bytes: pa.Array, dur: pa.Array, gap: pa.Array, limit: float) -> list[int]:
+    """Count, Σ duration and Σ idle gap before of the copies under ``limit`` bytes."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if limit <= 0:
+        return [0, 0, 0]
+    small = pc.fill_null(pc.less(copy_bytes, limit), False)
+    waited = pc.max_element_wise(pc.fill_null(gap, 0), pa.scalar(0, pa.int64()))
+    return [
+        int(pc.sum(pc.cast(small, pa.int64())).as_py() or 0),
+        int(pc.sum(pc.filter(dur, small)).as_py() or 0),
+        int(pc.sum(pc.filter(waited, small)).as_py() or 0),
+    ]

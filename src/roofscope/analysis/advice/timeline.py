@@ -8,7 +8,11 @@ per GPU (``spans``: each kernel's start and end; ``memops``: copies with their h
 * ``pinned_memory``: host↔device copies from or to pageable host memory;
 * ``nccl_overlap``: NCCL kernels during which no other kernel runs on that GPU;
 * ``idle_gaps``: the time the GPU ran nothing at all between its kernels and copies, by the
-  length of the gaps, each length with what usually causes it (issue 32, item 4).
+  length of the gaps, each length with what usually causes it (issue 32, item 4);
+* ``host_syncs``: the idle gaps in which a host synchronisation (cudaDeviceSynchronize,
+  cuStreamSynchronize, …: ``host_syncs``) returned: the GPU ran dry while the host waited;
+* ``small_copies``: many copies of a few kilobytes, each a round trip for little data, and
+  the GPU's idle time before them.
 
 The step each rule measures against is the GPU's wall window in the trace (first kernel or
 copy start to last end on that GPU), not the summed kernel time: idle time is what these rules
@@ -24,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
-from roofscope.analysis.advice.event_scan import EventScan, LaunchBound, Window, scan
+from roofscope.analysis.advice.event_scan import EventScan, Extras, LaunchBound, Window, scan
 from roofscope.present.units import si, time
 
 # -- cuda_graphs ------------------------------------------------------------------------------
@@ -73,6 +77,12 @@ GAP_CLASSES = (
         "non_blocking=True copies), move preprocessing to the GPU, a larger batch per step",
     ),
 )
+# -- host_syncs and small_copies ---------------------------------------------------------------
+SYNC_SHARE = 2.0  # % of the GPU's window in idle gaps a host synchronisation returned in
+SYNCS_MIN = 10  # such gaps before it fires: a loop's pattern, not the end of the program
+SMALL_COPY_BYTES = 64 * 1024  # copies under 64 KiB move too little to amortise a round trip
+SMALL_COPIES_MIN = 100
+SMALL_COPY_SHARE = 2.0  # % of the window in small copies and the idle gaps before them
 
 GROUPS_SHOWN = 3  # groups named in the evidence, the longest first
 NOT_CHECKED = (
@@ -410,7 +420,9 @@ def advise(ctx: Context) -> list[Advice]:
     """The producer ``Report.advice()`` runs (analysis/advice/sources.py): nsys reports only."""
     if ctx.report is None or not ctx.report.is_nsys:
         return []
-    events = scan(ctx.con, ctx.report_id, LAUNCH_BOUND, GAP_EDGES_NS)
+    syncs = _syncs(ctx)
+    extras = Extras(GAP_EDGES_NS, [end for _, _, end in syncs], SMALL_COPY_BYTES)
+    events = scan(ctx.con, ctx.report_id, LAUNCH_BOUND, extras)
     wins = events.windows
     if not wins:
         return []
@@ -419,6 +431,19 @@ def advise(ctx: Context) -> list[Advice]:
         *pinned_memory(ctx, wins),
         *nccl_overlap(ctx, wins),
         *idle_gaps(wins),
+        *host_syncs(wins, syncs),
+        *small_copies(wins),
+    ]
+
+
+def _syncs(ctx: Context) -> list[tuple[str, int, int]]:
+    """(name, start, end) of the report's host synchronisations (a trace's thousands, not its
+    millions of API calls: only these are kept at ingest)."""
+    return [
+        (str(n), int(s), int(e))
+        for n, s, e in ctx.con.execute(
+            "SELECT name, start_ns, end_ns FROM host_syncs WHERE report_id = ?", [ctx.report_id]
+        ).fetchall()
     ]
 
 
@@ -478,6 +503,104 @@ def idle_gaps(wins: dict[int, Window]) -> list[Advice]:
                     "among these",
                     f"the largest share is in gaps {what.split(':')[0]} ({big_n:,}, "
                     f"{time(big_ns / 1e9)}): the action is for those",
+                    WINDOW,
+                    NOT_CHECKED,
+                ],
+            )
+        )
+    return items
+
+
+# -- host_syncs and small_copies ----------------------------------------------------------------
+
+
+def host_syncs(wins: dict[int, Window], syncs: Sequence[tuple[str, int, int]]) -> list[Advice]:
+    """A host synchronisation returns when the GPU (or a stream) has nothing left to do; the
+    next launch reaches the GPU only after the host has gone on. The gaps a sync returned in are
+    measured; the calls themselves are counted by name, with the host time they blocked."""
+    items = []
+    by_name: dict[str, list[int]] = {}
+    for name, start, end in syncs:
+        by_name.setdefault(name, []).append(end - start)
+    for device, w in sorted(wins.items()):
+        count, gap_ns = w.sync_gaps
+        if count < SYNCS_MIN or w.share(gap_ns / 1e9) < SYNC_SHARE:
+            continue
+        gain_s = max(gap_ns / 1e9 - count * GRAPH_GAP_NS / 1e9, 0.0)
+        calls = ", ".join(
+            f"{name} ×{len(t):,} ({time(sum(t) / 1e9)} blocked)"
+            for name, t in sorted(by_name.items(), key=lambda x: -sum(x[1]))
+        )
+        items.append(
+            Advice(
+                rule="host_syncs",
+                source=ROOFSCOPE,
+                title=f"GPU idle after host synchronisations{_on(w, len(wins) > 1)}: "
+                f"{w.share(gap_ns / 1e9):.1f}% of the window",
+                action="take synchronisations out of the loop: .item(), .cpu(), printing or "
+                "branching on GPU values, cudaDeviceSynchronize after each kernel; use CUDA "
+                "events, non_blocking copies, or check less often",
+                evidence=[
+                    f"GPU {device}: {count:,} idle gaps in which a host synchronisation "
+                    f"returned: {time(gap_ns / 1e9)}, {w.share(gap_ns / 1e9):.1f}% of its "
+                    f"window {time(w.seconds)} (threshold {SYNC_SHARE:g}%, at least "
+                    f"{SYNCS_MIN} gaps)",
+                    f"the host's synchronising calls: {calls}",
+                ],
+                groups=[],
+                launches=0,
+                time_s=gap_ns / 1e9,
+                time_pct=w.share(gap_ns / 1e9),
+                est_gain_s=gain_s,
+                est_step_speedup=step_speedup(w.seconds, gain_s),
+                assumptions=[
+                    "gain = those gaps less "
+                    f"{si(GRAPH_GAP_NS / 1e9, 's')} each: an upper bound, reached only if the "
+                    "host, no longer waiting, queues the next work before the GPU runs dry",
+                    "a gap is counted when any host synchronisation returned in it, whatever "
+                    "the stream or GPU it waited for; these gaps are among idle_gaps'",
+                    WINDOW,
+                    NOT_CHECKED,
+                ],
+            )
+        )
+    return items
+
+
+def small_copies(wins: dict[int, Window]) -> list[Advice]:
+    """Copies of a few kilobytes: each pays a launch and a round trip for little data, and a
+    synchronous one leaves the GPU idle while the host sets up the next."""
+    items = []
+    for device, w in sorted(wins.items()):
+        count, copy_ns, gap_ns = w.small_copies
+        spent_s = (copy_ns + gap_ns) / 1e9
+        if count < SMALL_COPIES_MIN or w.share(spent_s) < SMALL_COPY_SHARE:
+            continue
+        items.append(
+            Advice(
+                rule="small_copies",
+                source=ROOFSCOPE,
+                title=f"{count:,} copies under {SMALL_COPY_BYTES // 1024} KiB"
+                f"{_on(w, len(wins) > 1)}: {w.share(spent_s):.1f}% of the window with the "
+                "idle time before them",
+                action="batch them into one copy per step (a pinned staging buffer), keep "
+                "the data on the GPU, or copy with non_blocking=True from pinned memory",
+                evidence=[
+                    f"GPU {device}: {count:,} copies under {SMALL_COPY_BYTES // 1024} KiB ran "
+                    f"{time(copy_ns / 1e9)}; the GPU was idle {time(gap_ns / 1e9)} just before "
+                    f"them: together {w.share(spent_s):.1f}% of its window {time(w.seconds)} "
+                    f"(threshold {SMALL_COPY_SHARE:g}%, at least {SMALL_COPIES_MIN} copies)",
+                ],
+                groups=[],
+                launches=0,
+                time_s=spent_s,
+                time_pct=w.share(spent_s),
+                est_gain_s=spent_s,
+                est_step_speedup=step_speedup(w.seconds, spent_s),
+                assumptions=[
+                    "gain = the small copies' time and the idle gaps before them: an upper "
+                    "bound, as if one batched copy took no time and nothing else was waited "
+                    "for in those gaps; those gaps are among idle_gaps'",
                     WINDOW,
                     NOT_CHECKED,
                 ],

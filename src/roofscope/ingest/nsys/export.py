@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import math
 import os
+import re
 import shutil
 import sqlite3
 import tempfile
@@ -396,6 +397,9 @@ def read_export(con: duckdb.DuckDBPyConnection, export: Export, info: ReportInfo
             f"{dropped} memory operation(s) with impossible times (no end, an end before the "
             f"start, or centuries long) left out"
         )
+    dropped = _host_syncs(con, export, rid)
+    if dropped:
+        info.warnings.append(f"{dropped} synchronising API call(s) with impossible times left out")
     _gpu_metrics(con, export, rid)
     _gpus(con, export, rid)
     con.execute("DROP TABLE nsys_str")
@@ -782,6 +786,44 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> i
     con.execute("DROP TABLE nsys_labels")
     con.execute("DROP TABLE nsys_hosts")
     return int(dropped)
+
+
+# the CUDA runtime's and driver's calls that block the host until the GPU (or a stream, an
+# event) is done; nsys names them with a version suffix (cudaStreamSynchronize_v3020)
+SYNC_NAME = re.compile(r"^(cu(?:da)?(?:Device|Stream|Event|Ctx)Synchronize)(?:_v\d+)?$")
+
+
+def _host_syncs(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> int:
+    """The synchronising API calls onto ``host_syncs``; returns how many had impossible times.
+    Only their string ids are looked up, then only their rows read: a trace's millions of other
+    API calls are never copied."""
+    runtime = "CUPTI_ACTIVITY_KIND_RUNTIME"
+    if not (has(export, runtime, "start", "end", "nameId") and has(export, "StringIds")):
+        return 0
+    names = {
+        int(i): m.group(1)
+        for i, text in export.fetchall(
+            "SELECT id, value FROM StringIds WHERE value LIKE '%Synchronize%'"
+        )
+        if isinstance(i, int) and isinstance(text, str) and (m := SYNC_NAME.match(text))
+    }
+    if not names:
+        return 0
+    fields = pa.schema([("start_ns", pa.int64()), ("end_ns", pa.int64()), ("name_id", pa.int64())])
+    ids = ", ".join(str(i) for i in sorted(names))
+    table = export.arrow(
+        f'SELECT start, "end", nameId FROM {runtime} WHERE nameId IN ({ids})', fields
+    )
+    con.execute("CREATE OR REPLACE TEMP TABLE nsys_sync_names (id BIGINT, name VARCHAR)")
+    insert_rows(con, "nsys_sync_names", ("id", "name"), list(names.items()))
+    valid = f"s.start_ns >= 0 AND s.end_ns >= s.start_ns AND s.end_ns <= {LATEST_NS}"
+    with scanned(con, nsys_syncs=table):
+        ((inserted,),) = con.execute(
+            f"INSERT INTO host_syncs SELECT {int(report_id)}, n.name, s.start_ns, s.end_ns "
+            f"FROM nsys_syncs s JOIN nsys_sync_names n ON n.id = s.name_id WHERE {valid}"
+        ).fetchall()
+    con.execute("DROP TABLE nsys_sync_names")
+    return table.num_rows - int(inserted)
 
 
 def _gpu_metrics(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> None:

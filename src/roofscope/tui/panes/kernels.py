@@ -297,7 +297,9 @@ class KernelsPane(Pane):
             parts.append("Enter: every metric · Esc: back to the groups")
         if self.state.session is None:  # the kept first screen: keys wait for the session
             parts.append("loading the report…")
-        self.query_one("#kernels-status", Static).update(" · ".join(parts))
+        # a load that ends as the app quits finds the pane's children gone: nothing to update
+        for status in self.query("#kernels-status").results(Static):
+            status.update(" · ".join(parts))
 
     def _open_launches(self, group: str) -> None:
         self.drilled_group = group

@@ -54,7 +54,12 @@ def _relabel(old: Widget, new: Widget) -> None:
         if (old.key, old.key_display, old.description, old.action, old._disabled) != label:
             old.key, old.key_display, old.description, old.action, old._disabled = label
             old.set_class(new._disabled, "-disabled")
-            old.refresh(layout=True)  # its width is its text's
+            # its width is its text's: Textual keeps a widget's content width per container
+            # width and refresh() forgets it only once the widget is mounted, so a key mounted
+            # by the last update and relabelled before that mount completed kept the old width
+            # ("Zoom ou" for "Zoom out", seen under load)
+            old.clear_cached_dimensions()
+            old.refresh(layout=True)
         if old.tooltip != new.tooltip:
             old.tooltip = new.tooltip
     elif (
