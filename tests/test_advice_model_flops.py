@@ -21,10 +21,10 @@ import roofscope
 from roofscope.analysis.advice.model_flops import (
     WASTE_RATIO,
     Layer,
-    analytic_beside,
     model_flops,
     nvtx_ranges,
 )
+from roofscope.analysis.advice.run_files import analytic_beside
 from roofscope.cli import main
 from tests.conftest import SAMPLES
 

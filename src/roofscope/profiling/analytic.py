@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
+from roofscope.analysis.batch_memory import estimate_at  # re-exported
 from roofscope.profiling.catalog import model_info
 from roofscope.profiling.zoo.registry import workload
 
@@ -162,18 +163,6 @@ def memory_model(
         "fixed_bytes": fixed,
         "per_sample_bytes": per_sample,
     }
-
-
-def estimate_at(model: dict[str, float], batch: int) -> float:
-    return model["fixed_bytes"] + model["per_sample_bytes"] * batch
-
-
-def largest_batch(model: dict[str, float], memory_bytes: float, reserve: float = 0.1) -> int:
-    """The largest batch whose estimate fits in ``memory_bytes`` less a reserve fraction."""
-    room = memory_bytes * (1 - reserve) - model["fixed_bytes"]
-    if room <= 0 or model["per_sample_bytes"] <= 0:
-        return 0
-    return int(room // model["per_sample_bytes"])
 
 
 def analytic(

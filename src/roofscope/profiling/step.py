@@ -193,6 +193,7 @@ def run(args: argparse.Namespace) -> int:
         _say("step_time_s", f"{min(timings):.6g}")
     if device.type == "cuda":
         _say("peak_memory_bytes", torch.cuda.max_memory_allocated(device))
+        _say("device_memory_bytes", torch.cuda.get_device_properties(device).total_memory)
         _say("device", json.dumps(torch.cuda.get_device_name(device)))
     if args.count_kernels:
         _say("kernels", _count_kernels(stepper, args.steps, device, args.kernel_regex))

@@ -10,13 +10,12 @@ for bundled models' runs, and only for their forward pass, where the layer range
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
 from roofscope.analysis.advice.evidence import MATRIX, family
+from roofscope.analysis.advice.run_files import analytic_beside
 from roofscope.ncu_nvtx import push_pop_ranges
 from roofscope.present.text import shown
 from roofscope.present.units import counted, si, time
@@ -24,7 +23,6 @@ from roofscope.quantities import flop_total_sql
 
 WASTE_RATIO = 3.0  # measured ÷ analytic FLOPs of a layer before its extra work is advice
 WASTE_SHARE = 1.0  # % of the step in such layers' matrix kernels
-ANALYTIC = "analytic.json"
 
 
 @dataclass(frozen=True)
@@ -49,24 +47,6 @@ class Layer:
 
 
 nvtx_ranges = push_pop_ranges  # ncu's NVTX column, outermost first (roofscope.ncu_nvtx)
-
-
-def analytic_beside(path: str | Path) -> dict[str, Any] | None:
-    """The run's ``analytic.json``: in the export's folder (a run folder), or named after the
-    export (``x_h100.analytic.json`` beside ``x_h100.ncu-raw.csv.gz``). None when absent or
-    not readable: the rule then has nothing to compare with."""
-    export = Path(path)
-    for candidate in (
-        export.with_name(ANALYTIC),
-        export.with_name(export.name.split(".")[0] + "." + ANALYTIC),
-    ):
-        try:
-            data = json.loads(candidate.read_text())
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and isinstance(data.get("layers"), list):
-            return data
-    return None
 
 
 def useful_flops(analytic: dict[str, Any]) -> dict[str, float]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from roofscope.analysis.advice import Producer, evidence, ncu_rules
 from roofscope.analysis.advice import timeline as nsys_timeline
 from roofscope.analysis.advice.grid import advise as launch_grid
+from roofscope.analysis.advice.memory import advise as batch_memory
 from roofscope.analysis.advice.model_flops import advise as model_flops
 from roofscope.analysis.advice.recording import advise as input_pipeline
 
@@ -15,6 +16,7 @@ PRODUCERS: tuple[Producer, ...] = (
     evidence.advise,  # channels_last, tensor_cores, fusion
     launch_grid,
     model_flops,
+    batch_memory,  # the largest batch that fits, from the run's files beside the export
     nsys_timeline.advise,  # cuda_graphs, pinned_memory, nccl_overlap
     input_pipeline,  # recordings
 )
