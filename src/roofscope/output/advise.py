@@ -44,12 +44,18 @@ def _speedup(a: dict[str, Any]) -> str:
     return speedup_text(a["est_step_speedup"])
 
 
+def share_text(time_s: float, launches: int, time_pct: float) -> str:
+    """An item's share of the step; "—" for one that covers no time at all (batch_memory is
+    about memory, not about any launch)."""
+    return "—" if not time_s and not launches else pct(time_pct)
+
+
 COLUMNS: tuple[CellColumn, ...] = (
     ("#", lambda a: str(a["rank"])),
     ("rule", lambda a: a["rule"]),
     ("from", lambda a: a["source"]),
     (LAUNCHES, lambda a: f"{a[LAUNCHES]:,}"),
-    ("of step", lambda a: pct(a[TIME_PCT])),
+    ("of step", lambda a: share_text(a[TIME_S], a[LAUNCHES], a[TIME_PCT])),
     ("est. gain", _gain),
     ("step ×", _speedup),
 )

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 
 from roofscope.analysis.advice import METRICS_READ, Advice
 from roofscope.analysis.browse import Filter
-from roofscope.output.advise import speedup_text, together_line
+from roofscope.output.advise import share_text, speedup_text, together_line
 from roofscope.present import units as f
 from roofscope.present.text import shown
 from roofscope.quantities import LAUNCHES, TIME_PCT, TIME_S
@@ -96,7 +96,7 @@ class AdvicePane(Pane):
                 str(i + 1),
                 shown(a.rule),
                 a.source,
-                f"{a.time_pct:.1f}%",
+                share_text(a.time_s, a.launches, a.time_pct),
                 f.time(a.est_gain_s) if a.est_gain_s is not None else "—",
                 speedup_text(a.est_step_speedup),
                 key=str(i),
