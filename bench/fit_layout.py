@@ -38,7 +38,7 @@ def kernel_times(path: Path) -> list[tuple[str, str, float]]:
 
     session = roofscope.load(path)
     try:
-        return session.reports[0].launch_times()
+        return session.reports[0].kernel_times(per_launch=True)
     finally:
         session.close()
 

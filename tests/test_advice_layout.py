@@ -99,7 +99,7 @@ def test_a_class_without_a_fitted_change_is_taken_as_unchanged():
 def _launches(name: str) -> tuple:
     session = roofscope.load(SAMPLES / name)
     try:
-        return tuple(session.reports[0].launch_times())
+        return tuple(session.reports[0].kernel_times(per_launch=True))
     finally:
         session.close()
 

@@ -97,3 +97,14 @@ def test_a_key_relabelled_before_it_is_mounted_is_measured_again():
     _relabel(key, FooterKey("f1", "F1", "Zoom out", "app.zoom"))
     assert key.description == "Zoom out"
     assert key._content_width_cache == (None, 0)  # measured again, with the new text
+
+
+def test_a_key_relabelled_while_a_layout_is_pending_gets_a_new_box_model():
+    """Relabelled twice between two layouts (two footer updates in one busy frame), a key kept
+    its box model, cached under a count refresh(layout=True) bumps only when no layout is
+    pending: "Reverse" was drawn as "Reve". Each relabelling counts."""
+    key = FooterKey("r", "r", "Rev", "app.reverse")
+    key._layout_required = True  # the first relabelling's layout has not run yet
+    before = key._layout_updates
+    _relabel(key, FooterKey("r", "r", "Reverse", "app.reverse"))
+    assert key._layout_updates == before + 1  # the box model's cache key moved

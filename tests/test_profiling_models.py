@@ -11,6 +11,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from roofscope.analysis.batch_memory import estimate_at, largest_batch  # noqa: E402
 from roofscope.errors import RoofscopeError  # noqa: E402
 from roofscope.profiling import analytic  # noqa: E402
 from roofscope.profiling.catalog import MODELS  # noqa: E402
@@ -119,12 +120,12 @@ def test_memory_model_is_linear_in_batch_and_counts_optimizer_state():
     assert infer["gradient_bytes"] == 0 and infer["per_sample_bytes"] < sgd["per_sample_bytes"]
     # ResNet-18 saves tens of MB of activations per 224² image for backward
     assert 20e6 < sgd["per_sample_bytes"] < 200e6
-    at = [analytic.estimate_at(sgd, b) for b in (1, 2, 3)]
+    at = [estimate_at(sgd, b) for b in (1, 2, 3)]
     assert at[2] - at[1] == pytest.approx(at[1] - at[0])
-    fits = analytic.largest_batch(sgd, 80e9)
-    assert analytic.estimate_at(sgd, fits) <= 0.8 * 80e9 < analytic.estimate_at(sgd, fits + 1)
+    fits = largest_batch(sgd, 80e9)
+    assert estimate_at(sgd, fits) <= 0.8 * 80e9 < estimate_at(sgd, fits + 1)
     # anchored on a peak measured at batch 8 that is 100 MB above the model's estimate there
-    anchored = analytic.largest_batch(sgd, 80e9, measured=(8, analytic.estimate_at(sgd, 8) + 1e8))
+    anchored = largest_batch(sgd, 80e9, measured=(8, estimate_at(sgd, 8) + 1e8))
     assert anchored == int((0.8 * 80e9 - sgd["fixed_bytes"] - 1e8) // sgd["per_sample_bytes"])
 
 

@@ -166,32 +166,24 @@ class Report:
                 ).fetchall()
             ]
 
-    def kernel_times(self) -> list[tuple[str, str, str, int, float]]:
+    def kernel_times(self, per_launch: bool = False) -> list[tuple[str, str, str, int, float]]:
         """(group, kernel name, block shape, launches, GPU time in s) of every kernel and block
-        shape: what the channels_last model reads (analysis/advice/layout.py)."""
+        shape: what the channels_last model reads (analysis/advice/layout.py). ``per_launch``:
+        one tuple per launch, in launch order, which fitting that model matches layer by layer
+        (bench/fit_layout.py; an ncu report's size, never a trace's)."""
+        rid = self.report_id
+        sql = (
+            f"SELECT grp, kernel, block_size, invocations, time_s * invocations FROM launch_view "
+            f"WHERE report_id = {rid} AND time_s IS NOT NULL ORDER BY launch_id"
+            if per_launch
+            else f"SELECT grp, kernel, block_size, sum(invocations), sum(time_s * invocations) "
+            f"FROM launch_view WHERE report_id = {rid} AND time_s IS NOT NULL "
+            f"GROUP BY ALL ORDER BY ALL"
+        )
         with self._lock:
             return [
                 (str(g), str(k), str(b or ""), int(n), float(t))
-                for g, k, b, n, t in self._con.execute(
-                    f"SELECT grp, kernel, block_size, sum(invocations), "
-                    f"sum(time_s * invocations) FROM launch_view "
-                    f"WHERE report_id = {self.report_id} AND time_s IS NOT NULL "
-                    f"GROUP BY ALL ORDER BY ALL"
-                ).fetchall()
-            ]
-
-    def launch_times(self) -> list[tuple[str, str, str, int, float]]:
-        """kernel_times' tuples launch by launch, in launch order: what fitting the channels_last
-        model matches layer by layer (bench/fit_layout.py; an ncu report's size)."""
-        with self._lock:
-            return [
-                (str(g), str(k), str(b or ""), int(n), float(t))
-                for g, k, b, n, t in self._con.execute(
-                    f"SELECT grp, kernel, block_size, invocations, time_s * invocations "
-                    f"FROM launch_view "
-                    f"WHERE report_id = {self.report_id} AND time_s IS NOT NULL "
-                    f"ORDER BY launch_id"
-                ).fetchall()
+                for g, k, b, n, t in self._con.execute(sql).fetchall()
             ]
 
     def close_pager(self, pager: browse.LaunchPager | None) -> None:

@@ -148,7 +148,7 @@ def layout_class(group: str, kernel: str, block: str = "") -> str | None:
 
 
 # (group, kernel name, block shape, launches, GPU time in s): a report's launches summed by
-# the first three (``Report.kernel_times()``), or one launch each (``Report.launch_times()``)
+# the first three (``Report.kernel_times()``), or one launch each (``per_launch=True``)
 KernelTime = tuple[str, str, str, int, float]
 
 
@@ -196,7 +196,7 @@ _NAME = re.compile(r"\b(" + "|".join(_NAMES) + r")\b")
 @dataclass(frozen=True)
 class Pair:
     """One model's NCHW step and its channels_last step, launch by launch in launch order
-    (``Report.launch_times()``)."""
+    (``Report.kernel_times(per_launch=True)``)."""
 
     name: str
     before: Sequence[KernelTime]

@@ -54,11 +54,14 @@ def _relabel(old: Widget, new: Widget) -> None:
         if (old.key, old.key_display, old.description, old.action, old._disabled) != label:
             old.key, old.key_display, old.description, old.action, old._disabled = label
             old.set_class(new._disabled, "-disabled")
-            # its width is its text's: Textual keeps a widget's content width per container
-            # width and refresh() forgets it only once the widget is mounted, so a key mounted
-            # by the last update and relabelled before that mount completed kept the old width
-            # ("Zoom ou" for "Zoom out", seen under load)
+            # its width is its text's, which Textual caches twice: the content width (forgotten
+            # by refresh() only once the widget is mounted) and the box model (keyed on a count
+            # that refresh(layout=True) bumps only when no layout is pending already). A key
+            # relabelled twice between two layouts, or before its mount completed, kept the
+            # old text's width under load ("Zoom ou" for "Zoom out", "Reve" for "Reverse")
             old.clear_cached_dimensions()
+            if old._layout_required:  # a layout pending: refresh() would not count this one
+                old._layout_updates += 1
             old.refresh(layout=True)
         if old.tooltip != new.tooltip:
             old.tooltip = new.tooltip
