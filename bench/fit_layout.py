@@ -33,7 +33,7 @@ def label(row: dict[str, str]) -> str:
     return f"{row['model']} {row['precision']} b{row['batch']}"
 
 
-def kernel_times(path: Path) -> list[tuple[str, str, float]]:
+def kernel_times(path: Path) -> list[tuple[str, str, str, int, float]]:
     import roofscope
 
     session = roofscope.load(path)

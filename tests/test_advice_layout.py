@@ -60,6 +60,9 @@ CHECKED = [r for r in PAIRS if r["set"] != "fitting"]  # held-out, and a fitting
         ("GEMM", "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_bf16_nt>(…)",
          "(128, 1, 1)", "conv_gemm"),
         ("GEMM (nvjet)", "nvjet_sm90_tst_64x32_64x16_1x2_h_bz_NTT", "(384, 1, 1)", None),
+        # an FP32 Linear layer's SIMT GEMM: no layout changes it
+        ("GEMM", "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nn_align1>(…)",
+         "(256, 1, 1)", None),
         ("pooling", "void at::<unnamed>::max_pool_backward_nchw<c10::BFloat16>(…)", "(256, 1, 1)",
          "pool"),
         ("pooling", "void at::<unnamed>::max_pool_backward_nhwc<c10::BFloat16>(…)", "(256, 1, 1)",
@@ -80,6 +83,19 @@ def test_a_step_without_convolutions_changes_nothing():
     assert layout.predict([gemm]).gain_s == 0.0
     conv = ("conv fprop", "sm90_xmma_fprop_implicit_gemm_nhwckrsc_nhwc", "", 1, 1e-3)
     assert layout.predict([gemm, conv]).before["conv_gemm"] == 5e-3
+
+
+def test_no_prediction_for_a_step_already_channels_last_or_without_block_shapes():
+    conv = ("conv fprop", "sm90_xmma_fprop_implicit_gemm_nhwckrsc_nhwc", "(128, 1, 1)", 4, 1e-3)
+    layout_ = ("layout transform", "nchwToNhwcKernel", "(256, 1, 1)", 10, 2e-3)
+    already = ("batch norm", "void at::batch_norm_collect_statistics_channels_last_kernel<…>",
+               "(32, 16, 1)", 20, 1e-3)  # fmt: skip
+    assert layout.predict([conv, layout_]).gain_s > 0
+    quiet = layout.predict([conv, layout_, already])
+    assert quiet.gain_s == 0 and "already runs channels_last" in quiet.why_not
+    blockless = ("batch norm", "void at::batch_norm_collect_statistics_kernel<…>", "", 20, 1e-3)
+    unknown = layout.predict([conv, layout_, blockless])
+    assert unknown.gain_s == 0 and "no block shape" in unknown.why_not
 
 
 def test_a_class_without_a_fitted_change_is_taken_as_unchanged():
@@ -183,3 +199,14 @@ def test_the_prediction_from_the_launches_read_apart_from_ingest():
             change.scale * sum(times) + change.per_launch_s * len(times), rel=1e-9
         )
     assert {"norm_aten_large", "norm_aten_mid", "norm_aten_small", "transform"} <= set(classes)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("shared_sample_cache")
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in SAMPLES.glob("*_cl_h*.ncu-raw.csv.gz")), ids=lambda n: n[:-15]
+)
+def test_a_step_already_in_channels_last_is_not_advised_it(name):
+    """The "after" run of every pair: channels_last is not advised again (the fp32 ones kept
+    cuDNN's transforms around its NCHW-only kernels, which the NCHW model would count)."""
+    assert "channels_last" not in {a.rule for a in roofscope_advice(_step(name))}

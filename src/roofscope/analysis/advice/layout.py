@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CONV = ("conv fprop", "conv dgrad", "conv wgrad", "conv FFT")
 TRANSFORMS = "layout transform"
@@ -55,7 +55,7 @@ CLASSES: tuple[LayoutClass, ...] = (
     # on large planes and slow on small ones (a grid of C/32 blocks when N·H·W is small)
     *(LayoutClass(f"norm_aten_{size}", f"ATen's NCHW batch norm on {plane} channel planes",
                   r"batch_norm_(?:collect_statistics|backward)_kernel", block=block)
-      for size, plane, block in (("large", "large (H×W ≥ 512)", r"\(512, 1, 1\)"),
+      for size, plane, block in (("large", "large (H×W > 256)", r"\(512, 1, 1\)"),
                                  ("mid", "mid-sized (H×W 65-256)", r"\((?:128|256), [24], 1\)"),
                                  ("small", "small (H×W ≤ 64)", r"\((?:32|64), (?:8|16), 1\)"))),
     LayoutClass("norm_aten_other", "ATen's other NCHW batch norm kernels",
@@ -69,8 +69,12 @@ CLASSES: tuple[LayoutClass, ...] = (
                 spills=TRANSFORMS),
     LayoutClass("conv_nhwc", "other convolutions (cuDNN's NHWC and tensor-core kernels)",
                 families=CONV),
-    LayoutClass("conv_gemm", "GEMM kernels cuDNN and cuBLAS run on NCHW data (CUTLASS, xmma)",
-                r"cutlass::Kernel2<cutlass_|sm90_xmma_gemm_|ReduceSplitK", families=("GEMM",)),
+    # tensor-core ones only: an FP32 model's Linear layers run CUTLASS SIMT GEMMs too
+    # (ConvNeXt's MLP), which no layout changes
+    LayoutClass("conv_gemm", "tensor-core GEMMs cuDNN runs 1×1 convolutions with on NCHW data "
+                "(CUTLASS, xmma)",
+                r"cutlass::Kernel2<cutlass_\w*(?:tensorop|wmma)|sm90_xmma_gemm_|ReduceSplitK",
+                families=("GEMM",)),
     LayoutClass("pool", "NCHW pooling kernels", families=("pooling",), not_pattern="nhwc"),
     LayoutClass("elementwise", "element-wise kernels", families=("element-wise",)),
 )  # fmt: skip
@@ -78,6 +82,12 @@ KEYS = tuple(c.key for c in CLASSES)
 # the classes that show the step has convolutions: without one, channels_last changes nothing
 # (a transformer's CUTLASS GEMMs are no convolution's)
 CONVOLUTIONS = ("transform", "depthwise_16", "depthwise", "conv_nchw", "conv_nhwc")
+# kernels only a channels_last step runs: ATen's channels_last batch norm, NHWC pooling and
+# cuDNN's NHWC batch norm. The model is of an NCHW step; on one already in channels_last it
+# would take the transforms cuDNN keeps around its NCHW-only FP32 kernels for removable.
+ALREADY = re.compile(r"channels_last|nhwc_semiPersist|max_pool_\w*nhwc")
+# ATen's batch norm statistics and backward kernels: their class needs the launch's block
+STATS = re.compile(r"batch_norm_(?:collect_statistics|backward)_kernel")
 _COMPILED = [
     (c, *(re.compile(p) if p else None for p in (c.pattern, c.not_pattern, c.block)))
     for c in CLASSES
@@ -96,8 +106,10 @@ class Change:
         return self.scale * seconds + self.per_launch_s * launches
 
     def text(self) -> str:
-        extra = f" + {self.per_launch_s * 1e6:.1f} µs a launch" if self.per_launch_s else ""
-        return f"×{self.scale:.2f}{extra}"
+        per_launch = f"{self.per_launch_s * 1e6:.1f} µs a launch"
+        if not self.per_launch_s:
+            return f"×{self.scale:.2f}"
+        return per_launch if not self.scale else f"×{self.scale:.2f} + {per_launch}"
 
 
 # fitted by :func:`fit` on FITTED_ON (bench/fit_layout.py prints them); a class missing here had
@@ -113,7 +125,7 @@ CHANGES: dict[str, Change] = {
     "norm_cudnn": Change(0.685),
     "conv_nchw": Change(1.174),
     "conv_nhwc": Change(0.993),
-    "conv_gemm": Change(0.832),
+    "conv_gemm": Change(0.836),
     "pool": Change(0.77),
     "elementwise": Change(1.036),
 }
@@ -157,26 +169,56 @@ class Prediction:
     before: dict[str, float]  # class -> its time in the NCHW step
     launches: dict[str, int]  # class -> its launches
     after: dict[str, float]  # class -> its predicted time in channels_last
+    saved: dict[str, float]  # group -> the time predicted saved there (negative: lost)
+    # why there is no prediction ("" when there is one)
+    why_not: str = ""
 
     @property
     def gain_s(self) -> float:
         return sum(self.before.values()) - sum(self.after.values())
 
+    def changed(self, least: float = 0.05) -> list[str]:
+        """The classes whose time is predicted to change by more than ``least`` of it."""
+        return [k for k, t in self.before.items() if abs(self.after[k] - t) > least * t]
+
+
+NONE = Prediction({}, {}, {}, {})
+
 
 def predict(kernels: Iterable[KernelTime], changes: Mapping[str, Change] = CHANGES) -> Prediction:
-    """Each class's time in channels_last (a class without a fitted change: unchanged); nothing
-    for a step without convolutions."""
+    """Each class's time in channels_last (a class without a fitted change: unchanged), and
+    where the time is saved, group by group. No prediction (``why_not`` says why) for a step
+    without convolutions, one already in channels_last, or one whose ATen batch norm launches
+    have no block shape to class them by."""
     before: dict[str, float] = {}
     launches: dict[str, int] = {}
+    saved: dict[str, float] = {}
     for group, kernel, block, n, seconds in kernels:
+        if ALREADY.search(kernel):
+            return replace(
+                NONE, why_not=f"the step already runs channels_last kernels ({kernel[:60]})"
+            )
         key = layout_class(group, kernel, block)
-        if key is not None and seconds:
-            before[key] = before.get(key, 0.0) + seconds
-            launches[key] = launches.get(key, 0) + n
+        if key == "norm_aten_other" and STATS.search(kernel):
+            return replace(
+                NONE,
+                why_not="ATen's batch norm launches have no block shape in this "
+                "export: their plane size, which decides their change, is unknown",
+            )
+        if key is None or not seconds:
+            continue
+        before[key] = before.get(key, 0.0) + seconds
+        launches[key] = launches.get(key, 0) + n
+        change = changes.get(key)
+        saved[group] = (
+            saved.get(group, 0.0)
+            + seconds
+            - (change.after(seconds, n) if change is not None else seconds)
+        )
     if not any(k in before for k in CONVOLUTIONS):
-        return Prediction({}, {}, {})
+        return replace(NONE, why_not="no convolution in the step")
     after = {k: changes[k].after(t, launches[k]) if k in changes else t for k, t in before.items()}
-    return Prediction(before, launches, after)
+    return Prediction(before, launches, after, saved)
 
 
 # -- fitting --------------------------------------------------------------------------------
