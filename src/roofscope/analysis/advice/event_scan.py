@@ -26,13 +26,17 @@ if TYPE_CHECKING:
 
 BATCH_ROWS = 1_000_000
 
+# The copies between host and GPU memory (not device-to-device, peer or Unified Memory's page
+# migrations, which no staging buffer or pinned memory changes)
+HOST_COPIES = ("Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host")
 # Each GPU's kernels and timed copies, the one event stream the windows and gaps are read from;
-# a copy's bytes (NULL for kernels and memsets) for the small copies
-EVENTS = """
+# a host copy's bytes (NULL for everything else) for the small copies
+EVENTS = f"""
     SELECT device, start_ns, end_ns, launch_id, NULL::DOUBLE AS copy_bytes FROM spans
     WHERE report_id = $rid AND device IS NOT NULL AND end_ns >= start_ns
     UNION ALL
-    SELECT device, start_ns, end_ns, NULL, CASE WHEN kind <> 'memset' THEN bytes END
+    SELECT device, start_ns, end_ns, NULL,
+           CASE WHEN kind IN ({", ".join(f"'{k}'" for k in HOST_COPIES)}) THEN bytes END
     FROM memops
     WHERE report_id = $rid AND device IS NOT NULL AND start_ns IS NOT NULL
       AND end_ns >= start_ns
@@ -51,7 +55,8 @@ class Window:
     busy_ns: int  # the union of its kernels and copies
     # the idle gaps before its events, by length class (scan's ``gap_edges``): (count, Σ ns)
     gaps: tuple[tuple[int, int], ...] = ()
-    # the idle gaps in which a host synchronisation returned (scan's ``sync_ends``): count, Σ ns
+    # the idle gaps a host synchronisation returned in, having waited on a busy GPU (scan's
+    # ``syncs``): count, Σ ns
     sync_gaps: tuple[int, int] = (0, 0)
     # copies under scan's ``small_copy_bytes``: count, Σ their ns, Σ ns of the idle gap before
     small_copies: tuple[int, int, int] = (0, 0, 0)
@@ -102,12 +107,12 @@ class _Carry:
 @dataclass(frozen=True)
 class Extras:
     """What else the pass counts: idle gaps by length (``gap_edges``, ns, ascending: shorter
-    than the first edge, between edges, at least the last), the gaps in which one of
-    ``sync_ends`` (ns, ascending: when a host synchronisation returned) falls, and the copies
+    than the first edge, between edges, at least the last), the gaps a host synchronisation
+    of ``syncs`` ((start, end) ns) returned in after waiting on the GPU, and the host copies
     under ``small_copy_bytes``."""
 
     gap_edges: tuple[int, ...] = ()
-    sync_ends: Sequence[int] = ()
+    syncs: Sequence[tuple[int, int]] = ()
     small_copy_bytes: float = 0.0
 
 
@@ -130,10 +135,10 @@ def scan(
             "(device INTEGER, launch_id BIGINT, run BIGINT, dur BIGINT, gap BIGINT)"
         )
         carries: dict[int, _Carry] = {}
-        sync_ends = _sorted_array(extras.sync_ends)
+        syncs = _by_end(extras.syncs)
         for batch in reader.to_arrow_reader(BATCH_ROWS):
             for device, part in _by_device(batch):
-                bound = _scan_part(device, part, carries, rule, extras, sync_ends)
+                bound = _scan_part(device, part, carries, rule, extras, syncs)
                 if bound.num_rows:
                     with scanned(con, rs_bound_batch=bound):
                         con.execute(f"INSERT INTO {table} SELECT {device}, * FROM rs_bound_batch")
@@ -182,10 +187,13 @@ def _by_device(batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
     return [(int(device[a].as_py()), batch.slice(a, b - a)) for a, b in pairwise(cuts)]
 
 
-def _sorted_array(values: Sequence[int]):  # type: ignore[no-untyped-def]
+def _by_end(syncs: Sequence[tuple[int, int]]):  # type: ignore[no-untyped-def]
+    """The syncs' starts and ends as int64 arrays, ordered by end."""
     import numpy as np
 
-    return np.sort(np.asarray(values, dtype=np.int64))
+    pairs = np.asarray(syncs, dtype=np.int64).reshape(-1, 2)
+    pairs = pairs[np.argsort(pairs[:, 1], kind="stable")]
+    return pairs[:, 0], pairs[:, 1]
 
 
 def _scan_part(
@@ -194,7 +202,7 @@ def _scan_part(
     carries: dict[int, _Carry],
     rule: LaunchBound,
     extras: Extras,
-    sync_ends,  # type: ignore[no-untyped-def]  # numpy int64, ascending
+    syncs,  # type: ignore[no-untyped-def]  # (starts, ends): numpy int64, by end
 ) -> pa.Table:
     """One GPU's next events: its window and busy time carried on; its launch-bound kernels
     (launch id, run id, duration, gap before) returned."""
@@ -228,18 +236,24 @@ def _scan_part(
     run = pc.add(pc.cumulative_sum(breaks), carry.runs if carry else 0)
     latest_end = int(running[n - 1].as_py())
     classes = _gap_classes(gap, extras.gap_edges)
-    syncs = _sync_gaps(start, prev_end, gap, sync_ends)
+    sync_gaps = _sync_gaps(start, prev_end, gap, syncs)
     small = _small_copies(copy_bytes, dur, gap, extras.small_copy_bytes)
     if carry is None:
         carry = _Carry(
-            int(start[0].as_py()), latest_end, busy, int(run[n - 1].as_py()), classes, syncs, small
+            int(start[0].as_py()),
+            latest_end,
+            busy,
+            int(run[n - 1].as_py()),
+            classes,
+            sync_gaps,
+            small,
         )
         carries[device] = carry
     else:
         carry.latest_end, carry.busy_ns = latest_end, carry.busy_ns + busy
         carry.runs = int(run[n - 1].as_py())
         carry.gaps = [a + b for a, b in zip(carry.gaps, classes, strict=True)]
-        carry.sync_gaps = [a + b for a, b in zip(carry.sync_gaps, syncs, strict=True)]
+        carry.sync_gaps = [a + b for a, b in zip(carry.sync_gaps, sync_gaps, strict=True)]
         carry.small_copies = [a + b for a, b in zip(carry.small_copies, small, strict=True)]
     return pa.table({"launch_id": launch, "run": run, "dur": dur, "gap": gap}).filter(bound)
 
@@ -267,22 +281,25 @@ def _gap_classes(gap: pa.Array, edges: tuple[int, ...]) -> list[int]:
     return out
 
 
-def _sync_gaps(start: pa.Array, prev_end: pa.Array, gap: pa.Array, sync_ends) -> list[int]:  # type: ignore[no-untyped-def]
-    """Count and Σ of the idle gaps (prev_end, start] in which at least one host
-    synchronisation returned: the GPU ran out of work while the host waited on it, and the
-    next launch came only after the host went on."""
+def _sync_gaps(start: pa.Array, prev_end: pa.Array, gap: pa.Array, syncs) -> list[int]:  # type: ignore[no-untyped-def]
+    """Count and Σ of the idle gaps (prev_end, start] in which a host synchronisation returned
+    that was called while the GPU was still busy (at or before prev_end): the GPU ran out of
+    work while the host waited on it, and the next launch came only after the host went on. A
+    sync called once the GPU was already idle did not make the gap. The first sync to return
+    in the gap is the one read (a host thread's syncs follow one another)."""
     import numpy as np
     import pyarrow.compute as pc
 
-    if not len(sync_ends):
+    starts, ends = syncs
+    if not len(ends):
         return [0, 0]
     gaps = pc.fill_null(gap, 0).to_numpy(zero_copy_only=False)
     after = pc.fill_null(prev_end, 0).to_numpy(zero_copy_only=False)
     before = start.to_numpy(zero_copy_only=False)
-    inside = np.searchsorted(sync_ends, before, "right") - np.searchsorted(
-        sync_ends, after, "right"
-    )
-    hit = (gaps > 0) & (inside > 0)
+    first = np.searchsorted(ends, after, "right")  # the first sync to return after prev_end
+    inside = first < len(ends)
+    at = np.minimum(first, len(ends) - 1)
+    hit = (gaps > 0) & inside & (ends[at] <= before) & (starts[at] <= after)
     return [int(hit.sum()), int(gaps[hit].sum())]
 
 

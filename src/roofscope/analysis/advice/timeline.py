@@ -28,7 +28,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
-from roofscope.analysis.advice.event_scan import EventScan, Extras, LaunchBound, Window, scan
+from roofscope.analysis.advice.event_scan import (
+    HOST_COPIES,
+    EventScan,
+    Extras,
+    LaunchBound,
+    Window,
+    scan,
+)
 from roofscope.present.units import si, time
 
 # -- cuda_graphs ------------------------------------------------------------------------------
@@ -47,7 +54,7 @@ LAUNCH_BOUND = LaunchBound(TINY_NS, LAUNCH_GAP_MAX_NS, RUN_MIN, GRAPH_GAP_NS)
 # -- pinned_memory ----------------------------------------------------------------------------
 PAGEABLE_SHARE = 5.0  # % of the GPU's window in copies from/to pageable host memory
 PINNED_REF_BYTES = 1_000_000  # pinned copies this large (1 MB) set the reference bandwidth
-DIRECTIONS = ("Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host")
+DIRECTIONS = HOST_COPIES  # the copies with a host side
 # -- nccl_overlap -----------------------------------------------------------------------------
 NCCL_SHARE = 5.0  # % of the GPU's window in NCCL time that no compute kernel overlaps
 NCCL = "%nccl%"  # kernel names (ILIKE): ncclDevKernel_*, ncclKernel_*
@@ -421,7 +428,7 @@ def advise(ctx: Context) -> list[Advice]:
     if ctx.report is None or not ctx.report.is_nsys:
         return []
     syncs = _syncs(ctx)
-    extras = Extras(GAP_EDGES_NS, [end for _, _, end in syncs], SMALL_COPY_BYTES)
+    extras = Extras(GAP_EDGES_NS, [(start, end) for _, start, end in syncs], SMALL_COPY_BYTES)
     events = scan(ctx.con, ctx.report_id, LAUNCH_BOUND, extras)
     wins = events.windows
     if not wins:
@@ -542,7 +549,8 @@ def host_syncs(wins: dict[int, Window], syncs: Sequence[tuple[str, int, int]]) -
                 "events, non_blocking copies, or check less often",
                 evidence=[
                     f"GPU {device}: {count:,} idle gaps in which a host synchronisation "
-                    f"returned: {time(gap_ns / 1e9)}, {w.share(gap_ns / 1e9):.1f}% of its "
+                    f"returned, called while the GPU was busy: {time(gap_ns / 1e9)}, "
+                    f"{w.share(gap_ns / 1e9):.1f}% of its "
                     f"window {time(w.seconds)} (threshold {SYNC_SHARE:g}%, at least "
                     f"{SYNCS_MIN} gaps)",
                     f"the host's synchronising calls: {calls}",
@@ -557,8 +565,10 @@ def host_syncs(wins: dict[int, Window], syncs: Sequence[tuple[str, int, int]]) -
                     "gain = those gaps less "
                     f"{si(GRAPH_GAP_NS / 1e9, 's')} each: an upper bound, reached only if the "
                     "host, no longer waiting, queues the next work before the GPU runs dry",
-                    "a gap is counted when any host synchronisation returned in it, whatever "
-                    "the stream or GPU it waited for; these gaps are among idle_gaps'",
+                    "a gap is counted when the first host synchronisation to return in it was "
+                    "called before the GPU went idle, whatever stream or GPU it waited for (on "
+                    "several GPUs a sync that waited on one counts against the others' gaps "
+                    "too); these gaps are among idle_gaps'",
                     WINDOW,
                     NOT_CHECKED,
                 ],
@@ -580,13 +590,14 @@ def small_copies(wins: dict[int, Window]) -> list[Advice]:
             Advice(
                 rule="small_copies",
                 source=ROOFSCOPE,
-                title=f"{count:,} copies under {SMALL_COPY_BYTES // 1024} KiB"
+                title=f"{count:,} host copies under {SMALL_COPY_BYTES // 1024} KiB"
                 f"{_on(w, len(wins) > 1)}: {w.share(spent_s):.1f}% of the window with the "
                 "idle time before them",
                 action="batch them into one copy per step (a pinned staging buffer), keep "
                 "the data on the GPU, or copy with non_blocking=True from pinned memory",
                 evidence=[
-                    f"GPU {device}: {count:,} copies under {SMALL_COPY_BYTES // 1024} KiB ran "
+                    f"GPU {device}: {count:,} copies between host and GPU under "
+                    f"{SMALL_COPY_BYTES // 1024} KiB ran "
                     f"{time(copy_ns / 1e9)}; the GPU was idle {time(gap_ns / 1e9)} just before "
                     f"them: together {w.share(spent_s):.1f}% of its window {time(w.seconds)} "
                     f"(threshold {SMALL_COPY_SHARE:g}%, at least {SMALL_COPIES_MIN} copies)",

@@ -790,7 +790,10 @@ def _memops(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> i
 
 # the CUDA runtime's and driver's calls that block the host until the GPU (or a stream, an
 # event) is done; nsys names them with a version suffix (cudaStreamSynchronize_v3020)
-SYNC_NAME = re.compile(r"^(cu(?:da)?(?:Device|Stream|Event|Ctx)Synchronize)(?:_v\d+)?$")
+# (and the per-thread default stream's variants: cudaStreamSynchronize_ptsz_v7000)
+SYNC_NAME = re.compile(
+    r"^(cu(?:da)?(?:Device|Stream|Event|Ctx)Synchronize)(?:_pt[sd]z)?(?:_v\d+)?$"
+)
 
 
 def _host_syncs(con: duckdb.DuckDBPyConnection, export: Export, report_id: int) -> int:
