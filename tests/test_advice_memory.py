@@ -12,7 +12,7 @@ import pytest
 
 import roofscope
 from roofscope.analysis.advice.memory import batch_memory
-from roofscope.analysis.batch_memory import MEMORY_RESERVE, largest_batch
+from roofscope.analysis.batch_memory import MEMORY_RESERVE, SLOPE_MARGIN, largest_batch
 from tests.conftest import REPO, SAMPLES
 
 MEASURED = REPO / "tests" / "data" / "device" / "memory_by_batch_h200.json"
@@ -56,37 +56,65 @@ def _item(export: Path):
         session.close()
 
 
+def test_the_slope_margin_is_the_largest_measured_growth():
+    """Beyond the measured batches the bytes per sample decide: SLOPE_MARGIN is the largest
+    ratio of the peak's growth from batch 32 to 128 to the model's bytes per sample."""
+    runs = _runs()
+    ratios = [
+        (row["peak_bytes"] - runs[(name, precision, 32)]["peak_bytes"])
+        / 96
+        / row["memory_model"]["per_sample_bytes"]
+        for (name, precision, batch), row in runs.items()
+        if batch == 128
+    ]
+    assert max(ratios) == pytest.approx(SLOPE_MARGIN, abs=0.005)
+    assert min(ratios) == pytest.approx(0.83, abs=0.005)
+
+
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_sample_cache")
 def test_batch_memory_on_a_real_run_read_apart():
-    """ResNet-50 bf16 b8 on an H200: the run's measured peak (run.json) anchors the analytic
-    per-sample bytes (analytic.json); its run.json predates the GPU-memory fact, so the H200's
-    datasheet 141 GB stands in (said so)."""
+    """ResNet-50 bf16 b8 on an H200: the run's measured peak (run.json) plus the analytic bytes
+    per sample (analytic.json) × SLOPE_MARGIN for each sample more; its run.json predates the
+    GPU-memory fact, so the H200's datasheet 141 GB stands in (said so)."""
     analytic = json.loads((SAMPLES / f"{SAMPLE}.analytic.json").read_text())
-    peak = float(
-        json.loads((SAMPLES / f"{SAMPLE}.run.json").read_text())["facts"]["peak_memory_bytes"]
-    )
-    per = analytic["memory"]["per_sample_bytes"]
-    expected = int((0.8 * 141 * GIB - (peak - per * 8)) // per)
+    run = json.loads((SAMPLES / f"{SAMPLE}.run.json").read_text())
+    peak = float(run["facts"]["peak_memory_bytes"])
+    per = analytic["memory"]["per_sample_bytes"] * SLOPE_MARGIN
+    expected = 8 + int((0.8 * 141e9 - peak) // per)
     item = _item(SAMPLES / f"{SAMPLE}.ncu-raw.csv.gz")
     assert item.title == f"batch {expected:,} fits this GPU's memory (the run used 8)"
-    assert "datasheet" in item.evidence[2] and item.est_gain_s is None
-    assert expected == largest_batch(analytic["memory"], 141 * GIB, measured=(8, peak))
+    assert "datasheet): 141 GB" in item.evidence[2] and item.est_gain_s is None
+    assert expected == largest_batch(
+        analytic["memory"], 141e9, MEMORY_RESERVE, (8, peak), SLOPE_MARGIN
+    )
 
 
 @pytest.mark.slow
-def test_a_measured_gpu_memory_is_used_and_no_run_file_falls_back_to_the_model(tmp_path):
+def test_measured_memory_no_run_file_a_full_gpu_and_odd_facts(tmp_path):
     analytic = json.loads((SAMPLES / f"{SAMPLE}.analytic.json").read_text())
     run = json.loads((SAMPLES / f"{SAMPLE}.run.json").read_text())
-    run["facts"]["device_memory_bytes"] = str(80 * GIB)  # as a run on an 80 GB GPU records it
-    [item] = batch_memory(analytic, run, "NVIDIA H200")
     model = analytic["memory"]
     peak = float(run["facts"]["peak_memory_bytes"])
-    fits = largest_batch(model, 80 * GIB, measured=(8, peak))
-    assert item.title.startswith(f"batch {fits:,} fits") and "(measured)" in item.evidence[2]
+    measured = {**run, "facts": {**run["facts"], "device_memory_bytes": str(80 * GIB)}}
+    [item] = batch_memory(analytic, measured, "NVIDIA H200")
+    fits = largest_batch(model, 80 * GIB, MEMORY_RESERVE, (8, peak), SLOPE_MARGIN)
+    assert (
+        item.title.startswith(f"batch {fits:,} fits")
+        and "(measured by the run)" in item.evidence[2]
+    )
     [plain] = batch_memory(analytic, None, "NVIDIA H200")
     assert plain.evidence[0].startswith("no measured peak beside the export")
-    assert plain.title.startswith(f"batch {largest_batch(model, 141 * GIB):,} fits")
+    # a peak already past 80% of the memory: no batch to raise to, said as such
+    full = {**run, "facts": {**run["facts"], "peak_memory_bytes": str(130e9)}}
+    [over] = batch_memory(analytic, full, "NVIDIA H200")
+    assert over.title == "the run's batch 8 leaves under 20% of the memory free"
+    # a peak that is no number is no peak: the analytic estimate instead
+    odd = {**run, "facts": {**run["facts"], "peak_memory_bytes": "inf"}}
+    assert batch_memory(analytic, odd, "NVIDIA H200")[0].evidence[0].startswith("no measured")
+    # another run's run.json (another batch) is not this run's peak
+    other = {**run, "spec": {**run["spec"], "batch": 64}}
+    assert batch_memory(analytic, other, "NVIDIA H200")[0].evidence[0].startswith("no measured")
     # an unknown GPU without a measured size: nothing to fit into, no item
     assert batch_memory(analytic, None, "Some Future GPU") == []
     assert batch_memory({**analytic, "mode": "infer"}, run, "NVIDIA H200") == []

@@ -18,9 +18,10 @@ def _beside(
     path: str | Path, name: str, valid: Callable[[dict[str, Any]], bool]
 ) -> dict[str, Any] | None:
     export = Path(path)
+    # the file named after the export first: a folder's plain one may be another run's
     for candidate in (
-        export.with_name(name),
         export.with_name(f"{export.name.split('.')[0]}.{name}"),
+        export.with_name(name),
     ):
         try:
             data = json.loads(candidate.read_text())
