@@ -14,7 +14,7 @@ _STAGES = ((1, 3, 1, 32, 16, 1), (6, 3, 2, 16, 24, 2), (6, 5, 2, 24, 40, 2), (6,
 def _conv_bn(inp: int, out: int, kernel: int, stride: int = 1, groups: int = 1,
              act: bool = True) -> list[nn.Module]:  # fmt: skip
     layers = [nn.Conv2d(inp, out, kernel, stride, (kernel - 1) // 2, groups=groups, bias=False),
-              nn.BatchNorm2d(out, eps=1e-3)]  # fmt: skip
+              nn.BatchNorm2d(out)]  # fmt: skip
     return [*layers, nn.SiLU(inplace=True)] if act else layers
 
 

@@ -60,7 +60,9 @@ def _relabel(old: Widget, new: Widget) -> None:
             # relabelled twice between two layouts, or before its mount completed, kept the
             # old text's width under load ("Zoom ou" for "Zoom out", "Reve" for "Reverse")
             old.clear_cached_dimensions()
-            if old._layout_required:  # a layout pending: refresh() would not count this one
+            # (Textual's private counters, read only where they exist: a release that renames
+            # them loses this mending, not the footer)
+            if getattr(old, "_layout_required", False) and hasattr(old, "_layout_updates"):
                 old._layout_updates += 1
             old.refresh(layout=True)
         if old.tooltip != new.tooltip:
