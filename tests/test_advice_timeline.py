@@ -714,7 +714,8 @@ def test_host_syncs_and_small_copies_on_real_traces_against_a_reading_apart(
         syncs = session.con.execute(
             "SELECT start_ns, end_ns FROM host_syncs WHERE report_id = ?", [report.report_id]
         ).fetchall()
-        extras = Extras(rules.GAP_EDGES_NS, syncs, rules.SMALL_COPY_BYTES)
+        starts, ends = [s for s, _ in syncs], [e for _, e in syncs]
+        extras = Extras(rules.GAP_EDGES_NS, starts, ends, rules.SMALL_COPY_BYTES)
         wins = scan(session.con, report.report_id, rules.LAUNCH_BOUND, extras).windows
     finally:
         session.close()

@@ -108,11 +108,12 @@ class _Carry:
 class Extras:
     """What else the pass counts: idle gaps by length (``gap_edges``, ns, ascending: shorter
     than the first edge, between edges, at least the last), the gaps a host synchronisation
-    of ``syncs`` ((start, end) ns) returned in after waiting on the GPU, and the host copies
-    under ``small_copy_bytes``."""
+    returned in after waiting on the GPU (``sync_starts``, ``sync_ends``: ns, one sync each,
+    any order; numpy arrays or lists), and the host copies under ``small_copy_bytes``."""
 
     gap_edges: tuple[int, ...] = ()
-    syncs: Sequence[tuple[int, int]] = ()
+    sync_starts: Sequence[int] = ()
+    sync_ends: Sequence[int] = ()
     small_copy_bytes: float = 0.0
 
 
@@ -135,7 +136,7 @@ def scan(
             "(device INTEGER, launch_id BIGINT, run BIGINT, dur BIGINT, gap BIGINT)"
         )
         carries: dict[int, _Carry] = {}
-        syncs = _by_end(extras.syncs)
+        syncs = _by_end(extras.sync_starts, extras.sync_ends)
         for batch in reader.to_arrow_reader(BATCH_ROWS):
             for device, part in _by_device(batch):
                 bound = _scan_part(device, part, carries, rule, extras, syncs)
@@ -187,13 +188,13 @@ def _by_device(batch: pa.RecordBatch) -> list[tuple[int, pa.RecordBatch]]:
     return [(int(device[a].as_py()), batch.slice(a, b - a)) for a, b in pairwise(cuts)]
 
 
-def _by_end(syncs: Sequence[tuple[int, int]]):  # type: ignore[no-untyped-def]
-    """The syncs' starts and ends as int64 arrays, ordered by end."""
+def _by_end(starts: Sequence[int], ends: Sequence[int]):  # type: ignore[no-untyped-def]
+    """The syncs' starts and ends as int64 arrays, ordered by end (16 bytes a sync)."""
     import numpy as np
 
-    pairs = np.asarray(syncs, dtype=np.int64).reshape(-1, 2)
-    pairs = pairs[np.argsort(pairs[:, 1], kind="stable")]
-    return pairs[:, 0], pairs[:, 1]
+    starts, ends = np.asarray(starts, dtype=np.int64), np.asarray(ends, dtype=np.int64)
+    order = np.argsort(ends, kind="stable")
+    return starts[order], ends[order]
 
 
 def _scan_part(

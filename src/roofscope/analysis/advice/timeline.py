@@ -427,8 +427,14 @@ def advise(ctx: Context) -> list[Advice]:
     """The producer ``Report.advice()`` runs (analysis/advice/sources.py): nsys reports only."""
     if ctx.report is None or not ctx.report.is_nsys:
         return []
-    syncs = _syncs(ctx)
-    extras = Extras(GAP_EDGES_NS, [(start, end) for _, start, end in syncs], SMALL_COPY_BYTES)
+    # the syncs as two arrays (16 bytes each, never a Python tuple a sync), and by name
+    where = "FROM host_syncs WHERE report_id = ?"
+    times = ctx.con.execute(f"SELECT start_ns, end_ns {where}", [ctx.report_id]).fetchnumpy()
+    calls = ctx.con.execute(
+        f"SELECT name, count(*), sum(end_ns - start_ns) {where} GROUP BY name ORDER BY 3 DESC",
+        [ctx.report_id],
+    ).fetchall()
+    extras = Extras(GAP_EDGES_NS, times["start_ns"], times["end_ns"], SMALL_COPY_BYTES)
     events = scan(ctx.con, ctx.report_id, LAUNCH_BOUND, extras)
     wins = events.windows
     if not wins:
@@ -438,19 +444,8 @@ def advise(ctx: Context) -> list[Advice]:
         *pinned_memory(ctx, wins),
         *nccl_overlap(ctx, wins),
         *idle_gaps(wins),
-        *host_syncs(wins, syncs),
+        *host_syncs(wins, calls),
         *small_copies(wins),
-    ]
-
-
-def _syncs(ctx: Context) -> list[tuple[str, int, int]]:
-    """(name, start, end) of the report's host synchronisations (a trace's thousands, not its
-    millions of API calls: only these are kept at ingest)."""
-    return [
-        (str(n), int(s), int(e))
-        for n, s, e in ctx.con.execute(
-            "SELECT name, start_ns, end_ns FROM host_syncs WHERE report_id = ?", [ctx.report_id]
-        ).fetchall()
     ]
 
 
@@ -521,22 +516,18 @@ def idle_gaps(wins: dict[int, Window]) -> list[Advice]:
 # -- host_syncs and small_copies ----------------------------------------------------------------
 
 
-def host_syncs(wins: dict[int, Window], syncs: Sequence[tuple[str, int, int]]) -> list[Advice]:
+def host_syncs(wins: dict[int, Window], calls: Sequence[tuple[str, int, int]]) -> list[Advice]:
     """A host synchronisation returns when the GPU (or a stream) has nothing left to do; the
     next launch reaches the GPU only after the host has gone on. The gaps a sync returned in are
     measured; the calls themselves are counted by name, with the host time they blocked."""
     items = []
-    by_name: dict[str, list[int]] = {}
-    for name, start, end in syncs:
-        by_name.setdefault(name, []).append(end - start)
     for device, w in sorted(wins.items()):
         count, gap_ns = w.sync_gaps
         if count < SYNCS_MIN or w.share(gap_ns / 1e9) < SYNC_SHARE:
             continue
         gain_s = max(gap_ns / 1e9 - count * GRAPH_GAP_NS / 1e9, 0.0)
-        calls = ", ".join(
-            f"{name} ×{len(t):,} ({time(sum(t) / 1e9)} blocked)"
-            for name, t in sorted(by_name.items(), key=lambda x: -sum(x[1]))
+        said = ", ".join(
+            f"{name} ×{n:,} ({time((blocked or 0) / 1e9)} blocked)" for name, n, blocked in calls
         )
         items.append(
             Advice(
@@ -553,7 +544,7 @@ def host_syncs(wins: dict[int, Window], syncs: Sequence[tuple[str, int, int]]) -
                     f"{w.share(gap_ns / 1e9):.1f}% of its "
                     f"window {time(w.seconds)} (threshold {SYNC_SHARE:g}%, at least "
                     f"{SYNCS_MIN} gaps)",
-                    f"the host's synchronising calls: {calls}",
+                    f"the host's synchronising calls: {said}",
                 ],
                 groups=[],
                 launches=0,
