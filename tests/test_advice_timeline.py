@@ -768,3 +768,42 @@ def test_which_api_calls_are_host_synchronisations(name, kept):
 
     match = SYNC_NAME.match(name)
     assert (match.group(1) if match else None) == kept
+
+
+def _sqlite_exports() -> list[Path]:
+    from tests.test_oracle import real_exports
+
+    return [p for p in real_exports() if p.name.endswith(".sqlite")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", _sqlite_exports(), ids=lambda p: p.name[:50])
+def test_every_real_trace_keeps_its_synchronising_calls(path: Path, shared_sample_cache) -> None:
+    """Every real nsys SQLite export the project can reach: the host_syncs kept are its
+    synchronising API calls, counted by name with sqlite3 apart from roofscope's ingest."""
+    con = sqlite3.connect(path)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    expected: dict[str, int] = {}
+    if {"CUPTI_ACTIVITY_KIND_RUNTIME", "StringIds"} <= tables:
+        names = dict(con.execute("SELECT id, value FROM StringIds"))
+        for name_id, start, end in con.execute(
+            'SELECT nameId, start, "end" FROM CUPTI_ACTIVITY_KIND_RUNTIME'
+        ):
+            m = re.fullmatch(
+                r"(cu(?:da)?(?:Device|Stream|Event|Ctx)Synchronize)(?:_pt[sd]z)?(?:_v\d+)?",
+                names.get(name_id) or "",
+            )
+            if m and 0 <= start <= end:
+                expected[m.group(1)] = expected.get(m.group(1), 0) + 1
+    con.close()
+    session = roofscope.load(path)
+    try:
+        got = dict(
+            session.con.execute(
+                "SELECT name, count(*) FROM host_syncs WHERE report_id = ? GROUP BY name",
+                [session.reports[0].report_id],
+            ).fetchall()
+        )
+    finally:
+        session.close()
+    assert got == expected
