@@ -437,7 +437,7 @@ def _independent(path: Path) -> dict[int, Truth]:
         close(run)
     for device, s, e, size, kind, src, dst in copies:
         sides = {mem_kinds.get(src), mem_kinds.get(dst)}
-        if copy_kinds.get(kind) in rules.DIRECTIONS and "Pageable" in sides:
+        if copy_kinds.get(kind) in rules.HOST_COPIES and "Pageable" in sides:
             truth = out[device]
             truth.pageable += 1
             truth.pageable_bytes += size

@@ -192,6 +192,7 @@ def predict(kernels: Iterable[KernelTime], changes: Mapping[str, Change] = CHANG
     have no block shape to class them by."""
     before: dict[str, float] = {}
     launches: dict[str, int] = {}
+    after: dict[str, float] = {}
     saved: dict[str, float] = {}
     for group, kernel, block, n, seconds in kernels:
         if ALREADY.search(kernel):
@@ -207,17 +208,14 @@ def predict(kernels: Iterable[KernelTime], changes: Mapping[str, Change] = CHANG
             )
         if key is None or not seconds:
             continue
+        change = changes.get(key)
+        then = change.after(seconds, n) if change is not None else seconds  # linear: sums
         before[key] = before.get(key, 0.0) + seconds
         launches[key] = launches.get(key, 0) + n
-        change = changes.get(key)
-        saved[group] = (
-            saved.get(group, 0.0)
-            + seconds
-            - (change.after(seconds, n) if change is not None else seconds)
-        )
+        after[key] = after.get(key, 0.0) + then
+        saved[group] = saved.get(group, 0.0) + seconds - then
     if not any(k in before for k in CONVOLUTIONS):
         return replace(NONE, why_not="no convolution in the step")
-    after = {k: changes[k].after(t, launches[k]) if k in changes else t for k, t in before.items()}
     return Prediction(before, launches, after, saved)
 
 

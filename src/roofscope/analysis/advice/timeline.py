@@ -54,7 +54,6 @@ LAUNCH_BOUND = LaunchBound(TINY_NS, LAUNCH_GAP_MAX_NS, RUN_MIN, GRAPH_GAP_NS)
 # -- pinned_memory ----------------------------------------------------------------------------
 PAGEABLE_SHARE = 5.0  # % of the GPU's window in copies from/to pageable host memory
 PINNED_REF_BYTES = 1_000_000  # pinned copies this large (1 MB) set the reference bandwidth
-DIRECTIONS = HOST_COPIES  # the copies with a host side
 # -- nccl_overlap -----------------------------------------------------------------------------
 NCCL_SHARE = 5.0  # % of the GPU's window in NCCL time that no compute kernel overlaps
 NCCL = "%nccl%"  # kernel names (ILIKE): ncclDevKernel_*, ncclKernel_*
@@ -202,7 +201,7 @@ def _copies(ctx: Context) -> list[tuple]:
     """Per (GPU, direction): pageable copies (count, bytes, time), the gain against the pinned
     reference, and that reference (bandwidth of the fastest pinned copy ≥ 1 MB of the same
     direction anywhere in the trace, and the shortest pinned copy's time, the floor)."""
-    directions = ", ".join(f"'{d}'" for d in DIRECTIONS)
+    directions = ", ".join(f"'{d}'" for d in HOST_COPIES)
     return ctx.con.execute(
         f"""
         WITH timed AS (
