@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 import roofscope
-from roofscope.analysis.advice.evidence import FUSION_SAVES, Step, roofscope_advice
+from roofscope.analysis.advice.evidence import Step, roofscope_advice
 from tests.conftest import SAMPLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
@@ -56,55 +56,50 @@ def _item(step: Step, rule: str):
 
 
 @pytest.mark.parametrize(
-    ("before", "after", "steps", "predicted", "measured", "error"),
+    ("before", "after", "steps", "predicted", "error"),
     [
         # VGG11 fp32 -> tf32, b8: convolutions and GEMMs moved to tensor cores; wgrad got slower
         # (TF32 wgrad kernels came with layout transforms)
         ("vgg11_fp32_b8_h100.ncu-raw.csv.gz", "vgg11_tf32_b8_h100.ncu-raw.csv.gz",
-         (15.639e-3, 7.107e-3), 9.422e-3, 8.532e-3, 0.104),
-        # SimpleCNN fp32 -> tf32, b128: only the GEMMs moved; cuDNN kept its FP32 convolutions
+         (15.639e-3, 7.107e-3), 8.615e-3, 0.010),
+        # SimpleCNN fp32 -> tf32, b128: the GEMMs moved; cuDNN kept its short FP32 convolutions,
+        # which the per-launch floor of the fitted change keeps near their time
         ("cnn_fp32_b128_h100.ncu-raw.csv", "cnn_tf32_b128_h100.ncu-raw.csv.gz",
-         (332.1e-6, 247.5e-6), 109.7e-6, 84.6e-6, 0.297),
+         (332.1e-6, 247.5e-6), 85.4e-6, 0.009),
     ],
 )  # fmt: skip
-def test_tensor_cores_prediction_against_the_tf32_run(
-    before, after, steps, predicted, measured, error
+def test_tensor_cores_prediction_against_the_tf32_run_on_the_h100(
+    before, after, steps, predicted, error
 ):
-    b, b_groups = _read(before)
-    a, a_groups = _read(after)
+    """The TF32 model fitted on H200 pairs (tensor_math.py), on two H100 pairs (the "other
+    GPU" rows of bench/tf32_pairs.csv): VGG11 +1%, SimpleCNN +1% (the fitted change without
+    its per-launch floor was -15% and +38%)."""
+    b, _ = _read(before)
+    a, _ = _read(after)
     assert (b.step_s, a.step_s) == pytest.approx(steps, rel=1e-3)
     item = _item(b, "tensor_cores")
     assert item.est_gain_s == pytest.approx(predicted, rel=2e-3)
-    assert b.step_s - a.step_s == pytest.approx(measured, rel=2e-3)
     assert item.est_gain_s / (b.step_s - a.step_s) - 1 == pytest.approx(error, abs=0.005)
-    if before.startswith("cnn"):  # the convolutions did not move: the reason they count nothing
-        for conv in ("conv fprop", "conv dgrad", "conv wgrad"):
-            assert a_groups[conv] == pytest.approx(b_groups[conv], rel=0.02)
-        assert "not counted here: conv wgrad, conv fprop, conv dgrad" in item.assumptions[-2]
+    assert "tensor_cores" not in {x.rule for x in roofscope_advice(a)}  # TF32 is on after
 
 
-def test_fusion_prediction_against_the_compiled_run():
-    """ResNet-18 bf16 b8 eager (the run with layer ranges) against --compile: the fusible groups'
-    time went 1.407 -> 0.994 ms (29%; FUSION_SAVES, 0.28, was fitted when the compiled run's
-    24 µs of cuDNN NHWC padding still counted as a reduction, since grouped as a layout change;
-    0.5 was 81% high). The whole step went 3.805 -> 2.237 ms: Inductor also removed every
-    layout transform but that padding (it lays convolutions out channels_last), which the
-    channels_last item had predicted."""
+def test_fusion_prediction_against_the_compiled_run_on_the_h100():
+    """ResNet-18 bf16 b8 eager (the run with layer ranges) against --compile on the H100: the
+    step went 3.805 -> 2.237 ms. The torch.compile model fitted on H200 pairs (compiled.py)
+    predicts 1.841 ms (+17%): Inductor's channels_last removes the transforms (1.00 ms ->
+    19 µs) and its fused kernels take 0.505 of the memory-bound ones' time. FUSION_SAVES,
+    0.28 of the fusible groups' time and fitted on this very pair, predicted 0.394 ms: the
+    transforms were not in it."""
     b, b_groups = _read("resnet18_bf16_b8_layers_h100.ncu-raw.csv.gz")
     a, a_groups = _read("resnet18_bf16_b8_compile_h100.ncu-raw.csv.gz")
     assert (b.step_s, a.step_s) == pytest.approx((3.805e-3, 2.237e-3), rel=1e-3)
     item = _item(b, "fusion")
-    assert item.groups == ["batch norm", "element-wise", "softmax", "reduction"]
-    saved = sum(b_groups[g] - a_groups.get(g, 0.0) for g in item.groups)
-    assert saved == pytest.approx(0.413e-3, rel=2e-3)
-    assert saved / item.time_s == pytest.approx(0.294, abs=0.001)
-    assert item.est_gain_s == pytest.approx(FUSION_SAVES * item.time_s)
-    assert item.est_gain_s / saved - 1 == pytest.approx(-0.046, abs=0.002)
-    assert 0.5 * item.time_s / saved - 1 == pytest.approx(0.70, abs=0.01)  # the old guess
+    assert item.est_gain_s == pytest.approx(1.841e-3, rel=2e-3)
+    assert item.est_gain_s / (b.step_s - a.step_s) - 1 == pytest.approx(0.174, abs=0.005)
+    assert item.groups[:2] == ["layout transform", "batch norm"]
     assert a_groups["layout transform"] == pytest.approx(24.1e-6, rel=1e-2) and a.compiled
+    assert b_groups["layout transform"] == pytest.approx(1.0e-3, rel=0.01)
     assert "fusion" not in {x.rule for x in roofscope_advice(a)}  # quiet on a compiled run
-    layout = _item(b, "channels_last")
-    assert layout.est_gain_s == pytest.approx(0.806e-3, rel=5e-3)
 
 
 # MobileNetV2 fp32 b8 on an H200 (cuDNN 9.19), NCHW then --channels-last: a held-out pair (no

@@ -4,13 +4,15 @@ and stays quiet where it is not, and its numbers match an independent reading of
 from __future__ import annotations
 
 import csv
+import re
 from functools import cache
 
 import pytest
 
 import roofscope
-from roofscope.analysis.advice import ROOFSCOPE, Advice, layout, ranked, step_speedup
-from roofscope.analysis.advice.evidence import Step, family, roofscope_advice
+from roofscope.analysis.advice import ROOFSCOPE, Advice, layout, ranked, step_speedup, tensor_math
+from roofscope.analysis.advice.evidence import Step, roofscope_advice
+from roofscope.analysis.advice.kernel_classes import family
 from tests.conftest import SAMPLES
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("shared_sample_cache")]
@@ -84,12 +86,23 @@ def test_channels_last_transforms_match_the_kernels_read_with_csv():
     assert any(line.startswith("NCHW↔NHWC transforms") for line in item.evidence)
 
 
-def test_tensor_core_gain_is_bounded_by_the_roofs_ratio_and_the_bytes():
+def test_tensor_core_gain_is_the_fp32_gemms_scaled_by_the_fitted_change():
+    """SimpleMLP fp32 on the H100: its FP32 GEMMs (cuBLAS ffma, CUTLASS simt_sgemm, cuBLAS's
+    sgemm_largek; not the split-K reductions and epilogues) are the only class TF32 changes;
+    the gain is their time × (1 - the fitted scale) less the per-launch floor, and never more
+    than the roofs' ratio allows."""
     step = _step("mlp_fp32_b128_h100.ncu-raw.csv")
     item = _rules("mlp_fp32_b128_h100.ncu-raw.csv")["tensor_cores"]
-    ratio = step.roofs["tensor_tf32"] / step.roofs["fp32"]
+    fp32 = [
+        (n, t) for g, k, _, n, t in step.kernel_times if g == "GEMM" and re.search("ffma|sgemm", k)
+    ]
+    gemms, launches = sum(t for _, t in fp32), sum(n for n, _ in fp32)
     assert item.groups == ["GEMM"]
-    # never more than the FP32 time scaled by the roofs' ratio could save
+    assert item.time_s == pytest.approx(gemms)
+    change = tensor_math.CHANGES["gemm_fp32"]
+    assert item.launches == launches == 8
+    assert item.est_gain_s == pytest.approx(gemms * (1 - change.scale) - change.per_launch_s * 8)
+    ratio = step.roofs["tensor_tf32"] / step.roofs["fp32"]
     assert item.est_gain_s <= item.time_s * (1 - 1 / ratio) + 1e-12
     assert any("TF32 tensor" in line for line in item.evidence)
 

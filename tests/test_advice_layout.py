@@ -14,14 +14,14 @@ import pytest
 
 import roofscope
 from roofscope.analysis.advice import layout
-from roofscope.analysis.advice.evidence import LAYOUT_GAIN_SHARE, Step, roofscope_advice
+from roofscope.analysis.advice.evidence import GAIN_SHARE, Step, roofscope_advice
 from tests.conftest import REPO, SAMPLES
 
-_spec = importlib.util.spec_from_file_location("fit_layout", REPO / "bench" / "fit_layout.py")
-fit_layout = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
-_spec.loader.exec_module(fit_layout)  # type: ignore[union-attr]
+_spec = importlib.util.spec_from_file_location("fit_advice", REPO / "bench" / "fit_advice.py")
+fit_advice = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(fit_advice)  # type: ignore[union-attr]
 
-PAIRS = fit_layout.read_pairs()
+PAIRS = fit_advice.read_pairs()
 HELD_OUT = [r for r in PAIRS if r["set"] == "held-out"]
 CHECKED = [r for r in PAIRS if r["set"] != "fitting"]  # held-out, and a fitting model elsewhere
 
@@ -130,7 +130,7 @@ def _step(name: str) -> Step:
 
 
 def _pair(row: dict[str, str]) -> layout.Pair:
-    return layout.Pair(fit_layout.label(row), _launches(row["before"]), _launches(row["after"]))
+    return layout.Pair(fit_advice.label(row), _launches(row["before"]), _launches(row["after"]))
 
 
 @pytest.mark.slow
@@ -150,7 +150,7 @@ def test_the_committed_changes_are_the_fit_on_the_fitting_pairs_only():
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("shared_sample_cache")
-@pytest.mark.parametrize("row", CHECKED, ids=[f"{fit_layout.label(r)} {r['gpu']}" for r in CHECKED])
+@pytest.mark.parametrize("row", CHECKED, ids=[f"{fit_advice.label(r)} {r['gpu']}" for r in CHECKED])
 def test_a_held_out_pair_is_advised_when_it_pays_and_within_25_percent(row):
     """The issue's goal on each held-out pair: a gain worth 5% of the step or more is advised,
     within ±25% of the measured one; a change worth under 2% is not advised."""
@@ -162,7 +162,7 @@ def test_a_held_out_pair_is_advised_when_it_pays_and_within_25_percent(row):
     if share >= 5.0:
         assert items, f"{row['model']}: channels_last saved {share:.1f}% and was not advised"
         assert items[0].est_gain_s == pytest.approx(measured, rel=0.25)
-    elif share < LAYOUT_GAIN_SHARE:
+    elif share < GAIN_SHARE:
         assert not items, f"{row['model']}: advised for a {share:.1f}% gain"
 
 

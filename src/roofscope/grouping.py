@@ -81,8 +81,13 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # convolution (cuDNN xmma/cutlass implicit GEMM, precompiled engines, ATen depthwise;
         # cuDNN 9's runtime-compiled NHWC kernels: conv2d_c1_k1_nhwc_specialized, and its
         # dgrad2d_/wgrad2d_ kin, which the two rules before it take)
-        # cuDNN's FFT convolutions (any direction: the name does not say which)
-        (r"\bDSE::\w*fft|\bvector_fft<|pointwise_mult_and_sum_complex", "conv FFT"),
+        # cuDNN's FFT convolutions (any direction: the name does not say which), its DSE
+        # engine's and the legacy engine's fft2d_r2c/c2r (whose arguments name a
+        # cudnn::reduced_divisor, before "reduction")
+        (
+            r"\bDSE::\w*fft|\bvector_fft<|pointwise_mult_and_sum_complex|\bfft2d_(?:r2c|c2r)_",
+            "conv FFT",
+        ),
         (r"wgrad|Conv2dWgrad|conv_depthwise2d_grad_weight", "conv wgrad"),
         (r"dgrad|Conv2dDgrad|conv_depthwise2d_backward", "conv dgrad"),
         (
@@ -130,10 +135,11 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # layout changes: cuDNN/TensorRT NCHW<->NHWC and reformat kernels, cuDNN's NHWC channel
         # padding (nhwcAddPaddingKernel, before "reduction": its arguments name a reduce), its
         # filter flip for a convolution's backward (flip_filter),
-        # cuTENSOR permutations
+        # cuTENSOR permutations, cuDNN's folded NHWC (nchwToFoldedNhwcKernel) and generic
+        # transforms (tensorTransformGeneric)
         (
-            r"nchwToNhwc|nhwcToNchw|nchw2nhwc|nhwc2nchw|AddPadding|transpose|permut|flip_filter"
-            r"|genericReformat",
+            r"nchwTo\w*Nhwc|nhwcTo\w*Nchw|nchw2nhwc|nhwc2nchw|AddPadding|transpose|permut"
+            r"|flip_filter|genericReformat|tensorTransform",
             "layout transform",
         ),
         # cub device-wide algorithms (cub::Device*, also in at_cuda_detail:: and un-namespaced
@@ -150,7 +156,8 @@ BUILTIN_RULES: tuple[Rule, ...] = tuple(
         # to their convolution above)
         (r"memcpy|memset|direct_copy|init_device_workspace|CatArrayBatchedCopy", "memcpy/memset"),
         (r"reduce|reduction", "reduction"),
-        (r"elementwise|FillFunctor", "element-wise"),
+        # cuDNN's scaling of a tensor in place (scalePackedTensor_kernel: a convolution's beta)
+        (r"elementwise|FillFunctor|scalePackedTensor", "element-wise"),
     )
 )
 

@@ -18,7 +18,7 @@ from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
 from roofscope.analysis.batch_memory import estimate_at  # re-exported
 from roofscope.profiling.catalog import model_info
-from roofscope.profiling.zoo.registry import workload
+from roofscope.profiling.zoo.registry import build_model, workload
 
 _ATEN = torch.ops.aten
 # bytes of optimizer state per parameter byte
@@ -165,6 +165,26 @@ def memory_model(
     }
 
 
+def convolutions(
+    name: str, image_size: int | None = None, seq_len: int | None = None
+) -> list[dict[str, Any]]:
+    """Each convolution module's weight shape (out, in per group, kernel…), groups and whether
+    it is transposed, in module order: Inductor's channels_last choice is made on them
+    (advice/compiled.py ``inductor_keeps_nchw``), and an ncu report does not hold them."""
+    with torch.device("meta"):
+        model = build_model(name, image_size, seq_len)
+    return [
+        {
+            "layer": path,
+            "weight": list(module.weight.shape),
+            "groups": int(module.groups),
+            "transposed": bool(module.transposed),
+        }
+        for path, module in model.named_modules()
+        if isinstance(module, torch.nn.modules.conv._ConvNd)
+    ]
+
+
 def analytic(
     name: str,
     batch: int,
@@ -200,5 +220,6 @@ def analytic(
             "and attention; element-wise work not counted",
         },
         "layers": [{"layer": n, "forward_flops": f * batch} for n, f in per.layers[:top_layers]],
+        "convolutions": convolutions(name, image_size, seq_len),
         "memory": {**mem, "estimate_bytes": estimate_at(mem, batch)},
     }

@@ -21,24 +21,26 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from roofscope.analysis.advice.kernel_classes import (
+    NONE,
+    Change,
+    ClassTable,
+    KernelTime,
+    Pair,
+    Prediction,
+    family,
+    fit_scales,
+    nnls,
+    predict_classes,
+)
+from roofscope.analysis.advice.kernel_classes import KernelClass as LayoutClass
+
+__all__ = ["CHANGES", "Change", "KernelTime", "Pair", "Prediction", "family", "fit", "predict"]
 
 CONV = ("conv fprop", "conv dgrad", "conv wgrad", "conv FFT")
 TRANSFORMS = "layout transform"
-
-
-@dataclass(frozen=True)
-class LayoutClass:
-    key: str
-    title: str  # what its kernels are, for the item's evidence
-    pattern: str | None = None  # on the kernel's name (searched)
-    families: tuple[str, ...] = ()  # or every kernel of these group families
-    not_pattern: str | None = None  # names the family holds but the class does not
-    block: str | None = None  # on the launch's block shape, "(256, 2, 1)" (matched)
-    # channels_last also adds time to this family for these kernels (cuDNN's NCHW-only FP32
-    # convolutions get transforms around them in NHWC): fitted as a second term
-    spills: str | None = None
-
 
 # First match wins: the named kernels before the families that also hold them.
 CLASSES: tuple[LayoutClass, ...] = (
@@ -78,7 +80,8 @@ CLASSES: tuple[LayoutClass, ...] = (
     LayoutClass("pool", "NCHW pooling kernels", families=("pooling",), not_pattern="nhwc"),
     LayoutClass("elementwise", "element-wise kernels", families=("element-wise",)),
 )  # fmt: skip
-KEYS = tuple(c.key for c in CLASSES)
+TABLE = ClassTable(CLASSES)
+KEYS = TABLE.keys
 # the classes that show the step has convolutions: without one, channels_last changes nothing
 # (a transformer's CUTLASS GEMMs are no convolution's)
 CONVOLUTIONS = ("transform", "depthwise_16", "depthwise", "conv_nchw", "conv_nhwc")
@@ -88,28 +91,6 @@ CONVOLUTIONS = ("transform", "depthwise_16", "depthwise", "conv_nchw", "conv_nhw
 ALREADY = re.compile(r"channels_last|nhwc_semiPersist|max_pool_\w*nhwc")
 # ATen's batch norm statistics and backward kernels: their class needs the launch's block
 STATS = re.compile(r"batch_norm_(?:collect_statistics|backward)_kernel")
-_COMPILED = [
-    (c, *(re.compile(p) if p else None for p in (c.pattern, c.not_pattern, c.block)))
-    for c in CLASSES
-]
-
-
-@dataclass(frozen=True)
-class Change:
-    """A class's time in channels_last: ``scale`` × its NCHW time + ``per_launch_s`` × its
-    launches."""
-
-    scale: float
-    per_launch_s: float = 0.0
-
-    def after(self, seconds: float, launches: int) -> float:
-        return self.scale * seconds + self.per_launch_s * launches
-
-    def text(self) -> str:
-        per_launch = f"{self.per_launch_s * 1e6:.1f} µs a launch"
-        if not self.per_launch_s:
-            return f"×{self.scale:.2f}"
-        return per_launch if not self.scale else f"×{self.scale:.2f} + {per_launch}"
 
 
 # fitted by :func:`fit` on FITTED_ON (bench/fit_layout.py prints them); a class missing here had
@@ -117,72 +98,32 @@ class Change:
 CHANGES: dict[str, Change] = {
     "transform": Change(0.019),
     "depthwise_16": Change(0.167),
-    "depthwise": Change(0.551),
+    "depthwise": Change(0.556),
     "norm_aten_large": Change(0.194, 14.108e-6),
     "norm_aten_mid": Change(0.0, 41.996e-6),
     "norm_aten_small": Change(0.101, 15.299e-6),
     "norm_aten_other": Change(0.485, 3.898e-6),
     "norm_cudnn": Change(0.685),
-    "conv_nchw": Change(1.174),
+    "conv_nchw": Change(1.165),
     "conv_nhwc": Change(0.993),
     "conv_gemm": Change(0.836),
     "pool": Change(0.77),
     "elementwise": Change(1.036),
 }
 FITTED_ON = ("ResNet-18", "EfficientNet-B0", "VGG11", "SimpleCNN", "DenseNet-121", "ViT-B/16")
+# the held-out pairs' models (docs/performance.md): no constant was fitted on them
+HELD_OUT = ("ResNet-50", "MobileNetV2", "ConvNeXt-Tiny", "VGG13", "VGG19", "U-Net")
 # the fitting pairs' settings, said in the item's assumptions
 FITTED_WITH = "bf16 and fp32, batch 8 (SimpleCNN 128), on an H200 with cuDNN 9.19"
 
 
 def title(key: str) -> str:
-    return next(c.title for c in CLASSES if c.key == key)
-
-
-def family(group: str) -> str:
-    """``GEMM (nvjet)`` -> ``GEMM``: a group's family without its library."""
-    return group.split(" (")[0]
+    return TABLE.title(key)
 
 
 def layout_class(group: str, kernel: str, block: str = "") -> str | None:
     """The class of one kernel launch of an NCHW step, or None: unchanged by channels_last."""
-    fam = family(group)
-    for cls, pattern, not_pattern, block_pattern in _COMPILED:
-        if cls.families and fam not in cls.families:
-            continue
-        if pattern is not None and not pattern.search(kernel):
-            continue
-        if not_pattern is not None and not_pattern.search(kernel):
-            continue
-        if block_pattern is not None and not block_pattern.fullmatch(block):
-            continue
-        return cls.key
-    return None
-
-
-# (group, kernel name, block shape, launches, GPU time in s): a report's launches summed by
-# the first three (``Report.kernel_times()``), or one launch each (``per_launch=True``)
-KernelTime = tuple[str, str, str, int, float]
-
-
-@dataclass(frozen=True)
-class Prediction:
-    before: dict[str, float]  # class -> its time in the NCHW step
-    launches: dict[str, int]  # class -> its launches
-    after: dict[str, float]  # class -> its predicted time in channels_last
-    saved: dict[str, float]  # group -> the time predicted saved there (negative: lost)
-    # why there is no prediction ("" when there is one)
-    why_not: str = ""
-
-    @property
-    def gain_s(self) -> float:
-        return sum(self.before.values()) - sum(self.after.values())
-
-    def changed(self, least: float = 0.05) -> list[str]:
-        """The classes whose time is predicted to change by more than ``least`` of it."""
-        return [k for k, t in self.before.items() if abs(self.after[k] - t) > least * t]
-
-
-NONE = Prediction({}, {}, {}, {})
+    return TABLE.classify(group, kernel, block)
 
 
 def predict(kernels: Iterable[KernelTime], changes: Mapping[str, Change] = CHANGES) -> Prediction:
@@ -190,33 +131,22 @@ def predict(kernels: Iterable[KernelTime], changes: Mapping[str, Change] = CHANG
     where the time is saved, group by group. No prediction (``why_not`` says why) for a step
     without convolutions, one already in channels_last, or one whose ATen batch norm launches
     have no block shape to class them by."""
-    before: dict[str, float] = {}
-    launches: dict[str, int] = {}
-    after: dict[str, float] = {}
-    saved: dict[str, float] = {}
-    for group, kernel, block, n, seconds in kernels:
+    kernels = list(kernels)
+    for group, kernel, block, _, _ in kernels:
         if ALREADY.search(kernel):
             return replace(
                 NONE, why_not=f"the step already runs channels_last kernels ({kernel[:60]})"
             )
-        key = layout_class(group, kernel, block)
-        if key == "norm_aten_other" and STATS.search(kernel):
+        if STATS.search(kernel) and layout_class(group, kernel, block) == "norm_aten_other":
             return replace(
                 NONE,
                 why_not="ATen's batch norm launches have no block shape in this "
                 "export: their plane size, which decides their change, is unknown",
             )
-        if key is None or not seconds:
-            continue
-        change = changes.get(key)
-        then = change.after(seconds, n) if change is not None else seconds  # linear: sums
-        before[key] = before.get(key, 0.0) + seconds
-        launches[key] = launches.get(key, 0) + n
-        after[key] = after.get(key, 0.0) + then
-        saved[group] = saved.get(group, 0.0) + seconds - then
-    if not any(k in before for k in CONVOLUTIONS):
+    prediction = predict_classes(kernels, TABLE, changes)
+    if not any(k in prediction.before for k in CONVOLUTIONS):
         return replace(NONE, why_not="no convolution in the step")
-    return Prediction(before, launches, after, saved)
+    return prediction
 
 
 # -- fitting --------------------------------------------------------------------------------
@@ -231,24 +161,6 @@ MATCHED: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _NAMES = sorted({*MATCHED, *(n for names in MATCHED.values() for n in names)})
 _NAME = re.compile(r"\b(" + "|".join(_NAMES) + r")\b")
-
-
-@dataclass(frozen=True)
-class Pair:
-    """One model's NCHW step and its channels_last step, launch by launch in launch order
-    (``Report.kernel_times(per_launch=True)``)."""
-
-    name: str
-    before: Sequence[KernelTime]
-    after: Sequence[KernelTime]
-
-    @staticmethod
-    def step(kernels: Sequence[KernelTime]) -> float:
-        return sum(t for *_, t in kernels)
-
-    @property
-    def measured_gain_s(self) -> float:
-        return self.step(self.before) - self.step(self.after)
 
 
 def matched(pair: Pair) -> list[tuple[str, float, float]]:
@@ -271,60 +183,11 @@ def matched(pair: Pair) -> list[tuple[str, float, float]]:
     return out
 
 
-def _nnls(a, b):  # type: ignore[no-untyped-def]
-    """Non-negative least squares by an active set: a variable that comes out negative is held
-    at 0 and the rest refitted."""
-    import numpy as np
-
-    free = list(range(a.shape[1]))
-    x = np.zeros(a.shape[1])
-    while free:
-        solved, *_ = np.linalg.lstsq(a[:, free], b, rcond=None)
-        x[:] = 0.0
-        x[free] = solved
-        if (solved >= 0).all():
-            break
-        free.remove(free[int(np.argmin(solved))])
-    return x
-
-
-SPILLS = {c.key: c.spills for c in CLASSES if c.spills}
-SPILL = " spilled"  # a class's second term in the fit
-
-
-def _equations(pair: Pair, fixed: Mapping[str, Change]) -> list[tuple[dict[str, float], float]]:
-    """One equation per group family of either step: the after step's time there =
-    Σ scale × the NCHW step's class time there + the rest of its time there (the classes in
-    ``fixed`` at their fitted change, the unclassed unchanged). Each equation is divided by
-    the NCHW step's time, so every model weighs the same."""
-    step = pair.step(pair.before) or 1.0
-    classes: dict[str, dict[str, float]] = {}
-    rest: dict[str, float] = {}
-    after: dict[str, float] = {}
-    for group, kernel, block, n, t in pair.before:
-        key, fam = layout_class(group, kernel, block), family(group)
-        if key is None or key in fixed:
-            rest[fam] = rest.get(fam, 0.0) + (fixed[key].after(t, n) if key in fixed else t)
-        else:
-            row = classes.setdefault(fam, {})
-            row[key] = row.get(key, 0.0) + t
-            if key in SPILLS:  # its second term, in the family it spills into
-                row = classes.setdefault(SPILLS[key], {})
-                row[key + SPILL] = row.get(key + SPILL, 0.0) + t
-    for group, *_, t in pair.after:
-        after[family(group)] = after.get(family(group), 0.0) + t
-    return [
-        ({k: v / step for k, v in classes.get(fam, {}).items()},
-         (after.get(fam, 0.0) - rest.get(fam, 0.0)) / step)
-        for fam in sorted({*classes, *rest, *after})
-    ]  # fmt: skip
-
-
 def fit(pairs: Sequence[Pair]) -> dict[str, Change]:
     """The change of each class that has time in some pair. The MATCHED classes: scale and
     per-launch time by non-negative least squares over their launches, each against the
     launches that replaced it. The others: a scale each, by non-negative least squares of
-    every pair's per-family equations."""
+    every pair's per-family equations (kernel_classes.fit_scales)."""
     import numpy as np  # the fit runs in bench/ and tests, never while a report opens
 
     launches = [m for pair in pairs for m in matched(pair)]
@@ -332,21 +195,7 @@ def fit(pairs: Sequence[Pair]) -> dict[str, Change]:
     for key in KEYS:
         xs = [(t, after) for k, t, after in launches if k == key]
         if xs:
-            scale, per_launch = _nnls(np.array([[t, 1.0] for t, _ in xs]),
-                                      np.array([after for _, after in xs]))  # fmt: skip
+            scale, per_launch = nnls(np.array([[t, 1.0] for t, _ in xs]),
+                                     np.array([after for _, after in xs]))  # fmt: skip
             fixed[key] = Change(round(float(scale), 3), round(float(per_launch), 9))
-    rows = [eq for pair in pairs for eq in _equations(pair, fixed)]
-    names = [n for k in KEYS for n in (k, k + SPILL) if any(n in coeffs for coeffs, _ in rows)]
-    solved = dict(zip(names, _nnls(
-        np.array([[coeffs.get(n, 0.0) for n in names] for coeffs, _ in rows]),
-        np.array([rhs for _, rhs in rows]),
-    ), strict=True))  # fmt: skip
-    fitted = {
-        **fixed,
-        **{
-            k: Change(round(float(v + solved.get(k + SPILL, 0.0)), 3))
-            for k, v in solved.items()
-            if not k.endswith(SPILL)
-        },
-    }
-    return {k: fitted[k] for k in KEYS if k in fitted}
+    return fit_scales(pairs, TABLE, fixed)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from roofscope.analysis.advice import ROOFSCOPE, Advice, Context, step_speedup
-from roofscope.analysis.advice.evidence import MATRIX, family
+from roofscope.analysis.advice.kernel_classes import MATRIX, family
 from roofscope.analysis.advice.run_files import analytic_beside
 from roofscope.ncu_nvtx import push_pop_ranges
 from roofscope.present.text import shown

@@ -1,0 +1,272 @@
+"""The TF32 and torch.compile models (analysis/advice/tensor_math.py, compiled.py; issue 32
+items 1-2): kernels classed by name and family, the changes fitted on the fitting pairs only
+(bench/tf32_pairs.csv, bench/compile_pairs.csv), every held-out pair advised from its "before"
+report as ``advise`` does, Inductor's layout choice from the run's convolutions, and the
+classes read apart from roofscope's ingest."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import importlib.util
+import json
+import re
+from functools import cache
+
+import pytest
+
+import roofscope
+from roofscope.analysis.advice import compiled, tensor_math
+from roofscope.analysis.advice.evidence import GAIN_SHARE, Step, roofscope_advice
+from roofscope.analysis.advice.kernel_classes import Pair
+from tests.conftest import REPO, SAMPLES
+
+_spec = importlib.util.spec_from_file_location("fit_advice", REPO / "bench" / "fit_advice.py")
+fit_advice = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(fit_advice)  # type: ignore[union-attr]
+
+# model module, its item's rule, its pairs
+MODELS = {
+    "tensor_math": (tensor_math, "tensor_cores", fit_advice.read_pairs("tensor_math")),
+    "compiled": (compiled, "fusion", fit_advice.read_pairs("compiled")),
+}
+CHECKED = [
+    (name, row)
+    for name, (_, _, pairs) in MODELS.items()
+    for row in pairs
+    if row["set"] != "fitting"
+]
+
+
+# -- classes and Inductor's layout (no report needed) -----------------------------------------
+@pytest.mark.parametrize(
+    ("group", "kernel", "key"),
+    [
+        ("GEMM", "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x64x8_stage3_warpsize1x4x1_ffma_"
+         "aligna4_alignc4_execute_kernel__5x_cublas", "gemm_fp32"),
+        ("GEMM", "void cutlass::Kernel2<cutlass_80_simt_sgemm_256x128_8x4_nn_align1>(T1::Params)",
+         "gemm_fp32"),
+        ("GEMM", "void cublasLt::splitKreduce_kernel<32, 16, int, float, float, float>(…)", None),
+        ("GEMM", "sm90_xmma_gemm_f32f32_tf32f32_f32_nt_n_tilesize128x128x32_warpgroupsize1x1x1",
+         None),
+        ("conv fprop", "sm80_xmma_fprop_implicit_gemm_f32f32_f32f32_f32_nchwkcrs_nchw_tilesize32x32"
+         "x8_stage3_warpsize1x2x1_g1_ffma_aligna4_alignc4_execute_kernel__5x_cudnn", "conv_fp32"),
+        ("conv dgrad", "void detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, 0>(…)", "conv_fp32"),
+        ("conv FFT", "void fft2d_r2c_32x32<float, 0, 0, 0>(float2 *, const T1 *, int, int, …)",
+         "conv_fp32"),
+        ("conv wgrad", "void cnn::wgrad2d_grouped_direct_kernel<0, 1, int, float, float, float>(…)",
+         "conv_grouped"),
+        ("conv wgrad", "void at::<unnamed>::conv_depthwise2d_grad_weight_kernel<float, unsigned "
+         "int>(…)", None),
+        ("conv fprop", "conv2d_c1_k1_nhwc", None),
+        ("attention", "fmha_cutlassF_f32_aligned_64x64_rf_sm80(…)", None),
+    ],
+)  # fmt: skip
+def test_tf32_classes(group, kernel, key):
+    assert tensor_math.TABLE.classify(group, kernel) == key
+
+
+def test_tf32_is_not_predicted_for_a_step_that_has_tf32_or_16_bit_matrix_kernels():
+    fp32 = ("GEMM", "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x64_8x5_nt_align1>(…)", "", 1,
+            1e-3)  # fmt: skip
+    assert tensor_math.predict([fp32]).gain_s > 0
+    for already in (
+        "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_16x6_nn_align4>(T1::Params)",
+        "sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize64x64x32_warpgroupsize1x1x1",
+        "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1",
+    ):
+        prediction = tensor_math.predict([fp32, ("GEMM", already, "", 1, 1e-3)])
+        assert prediction.gain_s == 0 and "already" in prediction.why_not
+
+
+def _conv(out: int, inputs: int, k: int = 3, groups: int = 1) -> dict:
+    return {"layer": "c", "weight": [out, inputs, k, k], "groups": groups, "transposed": False}
+
+
+@pytest.mark.parametrize(
+    ("convolutions", "keeps"),
+    [
+        ([_conv(64, 3, 7), _conv(128, 64), _conv(256, 128)], None),  # a ResNet's
+        ([_conv(128, 64), _conv(32, 128)], "a 3×3 convolution has 32 outputs for 128 inputs"),
+        ([_conv(128, 64), _conv(32, 128, k=1)], None),  # 1×1 reductions are fine
+        ([_conv(128, 64), _conv(128, 2, groups=64)], "a grouped convolution has more"),
+        ([_conv(128, 64), _conv(128, 1, groups=128)], None),  # depthwise is fine
+        ([_conv(32, 3), _conv(64, 32)], "every convolution has 64 channels or fewer"),
+        ([], "the model has no convolution"),
+    ],
+)
+def test_inductor_keeps_nchw_as_its_training_heuristic_does(convolutions, keeps):
+    why = compiled.inductor_keeps_nchw(convolutions)
+    assert why == keeps if keeps is None else why.startswith(keeps)
+
+
+@pytest.mark.parametrize(
+    "analytic",
+    [
+        None,
+        {},
+        {"convolutions": "3x3"},
+        {"convolutions": [{"weight": "abc"}]},
+        {"convolutions": [{"groups": 1}]},
+        {"convolutions": [{"weight": [1]}]},
+        {"convolutions": [None]},
+        {"mode": "infer", "convolutions": [_conv(32, 128)]},
+    ],
+)
+def test_an_unknown_or_unreadable_layout_is_assumed_channels_last_and_said(analytic):
+    layout = compiled.inductor_layout(analytic)
+    assert layout.channels_last and not layout.known and layout.why.startswith("assumed")
+
+
+def test_the_conv_side_changes_only_when_inductor_takes_channels_last():
+    transform = ("layout transform", "void cudnn::nchwToNhwcKernel<__nv_bfloat16>(…)", "", 2, 1e-3)
+    norm = ("batch norm", "void at::batch_norm_transform_input_kernel<…>(…)", "", 1, 1e-3)
+    scale = compiled.CHANGES["fusible"].scale
+    cl = compiled.predict([transform, norm], channels_last=True)
+    nchw = compiled.predict([transform, norm], channels_last=False)
+    assert nchw.gain_s == pytest.approx(1e-3 * (1 - scale))
+    assert cl.gain_s == pytest.approx(nchw.gain_s + 1e-3 * (1 - compiled.layout_changes(True)[
+        "transform"].scale))  # fmt: skip
+    triton = ("element-wise", "triton_poi_fused_add_relu_0", "", 1, 1e-3)
+    assert "compiled already" in compiled.predict([transform, norm, triton]).why_not
+
+
+@pytest.mark.parametrize(
+    "model", ["resnet18", "densenet121", "unet", "mobilenet_v2", "convnext_tiny", "vit_b_16"]
+)
+def test_analytic_json_records_each_convolution_as_inductor_reads_it(model):
+    torch = pytest.importorskip("torch")
+    from roofscope.profiling.analytic import convolutions
+    from roofscope.profiling.zoo.registry import build_model
+
+    recorded = convolutions(model)
+    with torch.device("meta"):
+        module = build_model(model)
+    convs = [m for m in module.modules() if isinstance(m, torch.nn.modules.conv._ConvNd)]
+    assert [c["weight"] for c in recorded] == [list(m.weight.shape) for m in convs]
+    assert [c["groups"] for c in recorded] == [m.groups for m in convs]
+
+
+@pytest.mark.parametrize("model", ["densenet121", "unet", "resnet50", "cnn", "vit_b_16"])
+def test_the_committed_analytic_json_holds_the_models_convolutions(model):
+    """The samples' analytic.json beside the compile pairs' eager runs (what roofscope profile
+    writes; DenseNet's and U-Net's keep Inductor in NCHW, as their compiled runs showed)."""
+    torch = pytest.importorskip("torch")  # noqa: F841
+    from roofscope.profiling.analytic import convolutions
+
+    batch = 128 if model == "cnn" else 8
+    committed = json.loads((SAMPLES / f"{model}_bf16_b{batch}_h200.analytic.json").read_text())
+    assert committed["convolutions"] == convolutions(model)
+
+
+# -- real pairs -------------------------------------------------------------------------------
+
+
+@cache
+def _launches(name: str) -> tuple:
+    session = roofscope.load(SAMPLES / name)
+    try:
+        return tuple(session.reports[0].kernel_times(per_launch=True))
+    finally:
+        session.close()
+
+
+@cache
+def _step(name: str) -> Step:
+    session = roofscope.load(SAMPLES / name)
+    try:
+        return Step.of(session.reports[0])
+    finally:
+        session.close()
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("shared_sample_cache")
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_committed_changes_are_the_fit_on_the_fitting_pairs_only(name):
+    model, _, pairs = MODELS[name]
+    rows = [r for r in pairs if r["set"] == "fitting"]
+    held_out = {r["model"] for r in pairs if r["set"] == "held-out"}
+    fitted = model.fit(
+        [Pair(fit_advice.label(r), _launches(r["before"]), _launches(r["after"])) for r in rows]
+    )
+    assert fitted.keys() == model.CHANGES.keys()
+    for key, change in fitted.items():  # to the rounding the fit keeps
+        assert change.scale == pytest.approx(model.CHANGES[key].scale, abs=1.5e-3), key
+    # six models or more in each set, the item says which, and no held-out model was fitted on
+    assert set(model.FITTED_ON) == {r["model"] for r in rows} and len(model.FITTED_ON) >= 6
+    assert set(model.HELD_OUT) == held_out and len(held_out) >= 6
+    assert not held_out & set(model.FITTED_ON)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("shared_sample_cache")
+@pytest.mark.parametrize(
+    ("name", "row"), CHECKED, ids=[f"{n} {fit_advice.label(r)} {r['gpu']}" for n, r in CHECKED]
+)
+def test_a_held_out_pair_is_advised_when_it_pays_and_within_25_percent(name, row):
+    """The issue's goal on each held-out pair: a gain worth 5% of the step or more is advised
+    (from the "before" report, as ``advise`` reads it, analytic.json beside included), within
+    ±25% of the measured one. The other-GPU rows are reported in docs/performance.md, and
+    checked here to be advised."""
+    _, rule, _ = MODELS[name]
+    before, after = _step(row["before"]), _step(row["after"])
+    measured = before.step_s - after.step_s
+    items = [a for a in roofscope_advice(before) if a.rule == rule]
+    share = 100 * measured / before.step_s
+    if share >= 5.0:
+        assert items, f"{row['model']}: {rule} saved {share:.1f}% and was not advised"
+        if row["set"] == "held-out":
+            assert items[0].est_gain_s == pytest.approx(measured, rel=0.25)
+    elif share < GAIN_SHARE:
+        assert not items, f"{row['model']}: advised for a {share:.1f}% gain"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("shared_sample_cache")
+@pytest.mark.parametrize(
+    ("pattern", "rule"),
+    [("*_tf32_*.ncu-raw.csv*", "tensor_cores"), ("*_bf16_*.ncu-raw.csv*", "tensor_cores"),
+     ("*_compile_*.ncu-raw.csv*", "fusion")],
+)  # fmt: skip
+def test_an_applied_step_is_not_advised_its_change_again(pattern, rule):
+    """Every TF32 and bf16 run: TF32 is not advised (its matrix kernels are TF32 or 16-bit
+    already); every compiled run: torch.compile is not advised."""
+    names = sorted(p.name for p in SAMPLES.glob(pattern))
+    assert len(names) >= 8
+    for name in names:
+        assert rule not in {a.rule for a in roofscope_advice(_step(name))}, name
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("shared_sample_cache")
+def test_the_tf32_prediction_from_the_kernels_read_apart_from_ingest():
+    """VGG19's FP32 export read with the csv module: its FP32 GEMMs (ffma, sgemm) and FP32
+    convolutions (by the same words as ncu names them, grouped by hand; the complex GEMMs of
+    cuDNN's FFT convolutions with them) give the item's gain by the model's formula."""
+    name = "vgg19_fp32_b8_h200.ncu-raw.csv.gz"
+    times = {"gemm_fp32": [], "conv_fp32": []}
+    with gzip.open(SAMPLES / name, "rt", newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header, units = next(reader), next(reader)
+        kernel, duration = header.index("Kernel Name"), header.index("gpu__time_duration.sum")
+        assert units[duration] == "ns"
+        for row in reader:
+            seconds, n = float(row[duration].replace(",", "")) * 1e-9, row[kernel]
+            if re.search(r"splitKreduce|tf32|depthwise", n):
+                continue
+            if re.search(r"(?:fprop|dgrad|wgrad)\w*_f32f32_f32f32|winograd|convolve_sgemm"
+                         r"|dgrad_engine|wgrad_alg\d_engine|fft2d_|gemm_cf32cf32", n):  # fmt: skip
+                times["conv_fp32"].append(seconds)
+            elif re.search(r"gemm_f32f32_f32f32|simt_sgemm|\bsgemm", n):
+                times["gemm_fp32"].append(seconds)
+    prediction = tensor_math.predict(_step(name).kernel_times)
+    expected = 0.0
+    for key, launches in times.items():
+        change = tensor_math.CHANGES[key]
+        assert prediction.before[key] == pytest.approx(sum(launches), rel=1e-9)
+        assert prediction.launches[key] == len(launches)
+        expected += sum(launches) * (1 - change.scale) - change.per_launch_s * len(launches)
+    assert prediction.gain_s == pytest.approx(expected, rel=1e-9)
+    # VGG19's step: mostly FP32 convolutions
+    assert sum(times["conv_fp32"]) > 10e-3 and sum(times["gemm_fp32"]) > 1e-3
