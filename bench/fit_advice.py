@@ -85,9 +85,13 @@ def main(argv: list[str]) -> int:
     pairs = load(read_pairs(name))
     changes = model.fit([p for row, p in pairs if row["set"] == "fitting"])
     print("| class | changed to |\n|---|---:|")
+    borrowed = getattr(model, "LAYOUT_KEYS", ())  # compiled.py: the channels_last model's
     for key in model.KEYS:
         value = changes.get(key)
-        print(f"| {model.title(key)} | {'not fitted' if value is None else value.text()} |")
+        text = "not fitted" if value is None else value.text()
+        if value is None and key in borrowed:
+            text = "channels_last's change when Inductor takes it, else ×1"
+        print(f"| {model.title(key)} | {text} |")
     print("\n| set | model | GPU | before | after | measured gain | predicted gain | error |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for row, pair in pairs:

@@ -229,7 +229,10 @@ def test_cli_json_and_markdown(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["schema_version"] == 1 and doc["by"] == "group"
     assert doc["total"]["delta_time_pct"] == pytest.approx(-5.2, abs=0.05)
-    assert {r["status"] for r in doc["rows"]} == {"matched", "new", "vanished"}
+    assert {r["status"] for r in doc["rows"]} == {"matched", "new"}
+    assert main(["diff", RESNET_BF16, RESNET_FP32, "--format", "json"]) == 0
+    backwards = json.loads(capsys.readouterr().out)  # bf16's copies are not in the fp32 step
+    assert {r["status"] for r in backwards["rows"]} == {"matched", "vanished"}
     assert main(["diff", RESNET_FP32, RESNET_BF16, "--format", "md", "--top", "3"]) == 0
     md = capsys.readouterr().out
     assert md.startswith("### roofscope diff: `resnet18_fp32_h100.ncu-raw.csv`")

@@ -24,10 +24,11 @@ async def test_advice_pane_ranks_and_leads_to_kernels_and_detail(in_tmp_cwd):
         await settle(app, pilot)
         pane = app.query_one(AdvicePane)
         rules = [a.rule for a in pane.items]
-        assert rules[:2] == ["channels_last", "SOLBottleneck"]  # estimated first, unknown last
+        # estimated first (torch.compile's gain includes channels_last's), unknown last
+        assert rules[:3] == ["fusion", "channels_last", "SOLBottleneck"]
         assert app.query_one("#advice-items", DataTable).row_count == len(rules)
         detail = str(app.query_one("#advice-detail").render())
-        assert "do: model.to(memory_format=torch.channels_last)" in detail and "model:" in detail
+        assert "do: torch.compile the model" in detail and "model:" in detail
         await pilot.press("enter")
         await settle(app, pilot)
         assert app.query_one(KernelsPane).display
@@ -35,7 +36,7 @@ async def test_advice_pane_ranks_and_leads_to_kernels_and_detail(in_tmp_cwd):
         assert app.state.group == "layout transform" == pane.items[0].groups[0]
         shown = {r["name"] for r in app.query_one(KernelsPane).rows}
         assert shown == set(pane.items[0].groups) and "batch norm" in shown
-        await pilot.press("9", "down", "d")
+        await pilot.press("9", "down", "down", "d")  # SOLBottleneck's metrics
         await settle(app, pilot)
         detail_pane = app.query_one(DetailPane)
         assert detail_pane.display and detail_pane.pattern == "throughput|time|duration"

@@ -170,7 +170,7 @@ class Report:
         """(group, kernel name, block shape, launches, GPU time in s) of every kernel and block
         shape: what the channels_last model reads (analysis/advice/layout.py). ``per_launch``:
         one tuple per launch, in launch order, which fitting that model matches layer by layer
-        (bench/fit_layout.py; an ncu report's size, never a trace's)."""
+        (bench/fit_advice.py layout; an ncu report's size, never a trace's)."""
         rid = self.report_id
         sql = (
             f"SELECT grp, kernel, block_size, invocations, time_s * invocations FROM launch_view "

@@ -202,6 +202,16 @@ def fusion(step: Step) -> list[Advice]:
             f"or a 3×3 one with at most half as many outputs as inputs): {time(nchw)} saved "
             f"({step.share(nchw):.1f}%)"
         )
+    layout_part = sum(
+        prediction.before[k] - prediction.after[k]
+        for k in compiled.LAYOUT_KEYS
+        if k in prediction.before
+    )
+    if inductor.channels_last and layout_part > 0:
+        evidence.append(
+            f"{time(layout_part)} of it is channels_last's change to the convolutions: this "
+            "gain and the channels_last item's overlap, they do not add"
+        )
     changes = {**compiled.CHANGES, **compiled.layout_changes(inductor.channels_last)}
     return _predicted(
         step,

@@ -14,7 +14,7 @@ of no class is taken as unchanged. The gain is the NCHW classes' time less the p
 The changes are fitted (:func:`fit`) on the fitting pairs only, each an NCHW and a
 ``--channels-last`` run of one model made by ``roofscope profile`` on one GPU; the held-out
 pairs' errors are in docs/performance.md ("channels_last, predicted from the kernels") and
-tests/test_advice_layout.py. ``bench/fit_layout.py`` refits and prints both.
+tests/test_advice_layout.py. ``bench/fit_advice.py layout`` refits and prints both.
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ ALREADY = re.compile(r"channels_last|nhwc_semiPersist|max_pool_\w*nhwc")
 STATS = re.compile(r"batch_norm_(?:collect_statistics|backward)_kernel")
 
 
-# fitted by :func:`fit` on FITTED_ON (bench/fit_layout.py prints them); a class missing here had
-# no time in any fitting pair and is taken as unchanged
+# fitted by :func:`fit` on FITTED_ON (bench/fit_advice.py layout prints them); a class missing
+# here had no time in any fitting pair and is taken as unchanged
 CHANGES: dict[str, Change] = {
     "transform": Change(0.019),
     "depthwise_16": Change(0.167),
