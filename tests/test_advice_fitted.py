@@ -11,14 +11,13 @@ import gzip
 import importlib.util
 import json
 import re
-from functools import cache
 
 import pytest
 
-import roofscope
 from roofscope.analysis.advice import compiled, tensor_math
-from roofscope.analysis.advice.evidence import GAIN_SHARE, Step, roofscope_advice
+from roofscope.analysis.advice.evidence import GAIN_SHARE, roofscope_advice
 from roofscope.analysis.advice.kernel_classes import Pair
+from tests import sample_steps
 from tests.conftest import REPO, SAMPLES
 
 _spec = importlib.util.spec_from_file_location("fit_advice", REPO / "bench" / "fit_advice.py")
@@ -162,22 +161,7 @@ def test_the_committed_analytic_json_holds_the_models_convolutions(model):
 # -- real pairs -------------------------------------------------------------------------------
 
 
-@cache
-def _launches(name: str) -> tuple:
-    session = roofscope.load(SAMPLES / name)
-    try:
-        return tuple(session.reports[0].kernel_times(per_launch=True))
-    finally:
-        session.close()
-
-
-@cache
-def _step(name: str) -> Step:
-    session = roofscope.load(SAMPLES / name)
-    try:
-        return Step.of(session.reports[0])
-    finally:
-        session.close()
+_launches, _step = sample_steps.launches, sample_steps.step
 
 
 @pytest.mark.slow

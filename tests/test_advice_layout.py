@@ -8,13 +8,12 @@ from __future__ import annotations
 import csv
 import gzip
 import importlib.util
-from functools import cache
 
 import pytest
 
-import roofscope
 from roofscope.analysis.advice import layout
-from roofscope.analysis.advice.evidence import GAIN_SHARE, Step, roofscope_advice
+from roofscope.analysis.advice.evidence import GAIN_SHARE, roofscope_advice
+from tests import sample_steps
 from tests.conftest import REPO, SAMPLES
 
 _spec = importlib.util.spec_from_file_location("fit_advice", REPO / "bench" / "fit_advice.py")
@@ -111,22 +110,7 @@ def test_a_class_without_a_fitted_change_is_taken_as_unchanged():
 # -- real pairs ------------------------------------------------------------------------------
 
 
-@cache
-def _launches(name: str) -> tuple:
-    session = roofscope.load(SAMPLES / name)
-    try:
-        return tuple(session.reports[0].kernel_times(per_launch=True))
-    finally:
-        session.close()
-
-
-@cache
-def _step(name: str) -> Step:
-    session = roofscope.load(SAMPLES / name)
-    try:
-        return Step.of(session.reports[0])
-    finally:
-        session.close()
+_launches, _step = sample_steps.launches, sample_steps.step
 
 
 def _pair(row: dict[str, str]) -> layout.Pair:
