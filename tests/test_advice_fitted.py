@@ -254,3 +254,24 @@ def test_the_tf32_prediction_from_the_kernels_read_apart_from_ingest():
     assert prediction.gain_s == pytest.approx(expected, rel=1e-9)
     # VGG19's step: mostly FP32 convolutions
     assert sum(times["conv_fp32"]) > 10e-3 and sum(times["gemm_fp32"]) > 1e-3
+
+
+def test_a_folders_plain_analytic_json_is_only_its_own_runs(tmp_path):
+    """The named analytic.json beside an export is its run's; a folder's plain one only when
+    the export is named after its model (roofscope profile's names) or the folder's run.json
+    ran that model (the run folder's report.ncu-rep): in a folder of several exports it is
+    another run's, and its convolutions would decide Inductor's layout for the wrong model."""
+    from roofscope.analysis.advice.run_files import analytic_beside
+
+    unet = json.loads((SAMPLES / "unet_bf16_b8_h200.analytic.json").read_text())
+    (tmp_path / "analytic.json").write_text(json.dumps(unet))
+    assert analytic_beside(tmp_path / "unet_bf16_b8_roofline.ncu-raw.csv") is not None
+    assert analytic_beside(tmp_path / "resnet50_bf16_b8_h200.ncu-raw.csv.gz") is None
+    assert analytic_beside(tmp_path / "report.ncu-rep") is None
+    (tmp_path / "run.json").write_text(json.dumps({"spec": {"model": "unet"}, "facts": {}}))
+    assert analytic_beside(tmp_path / "report.ncu-rep") is not None
+    (tmp_path / "run.json").write_text(json.dumps({"spec": {"model": "vgg11"}, "facts": {}}))
+    assert analytic_beside(tmp_path / "report.ncu-rep") is None
+    # the one named after the export is taken whatever its model
+    (tmp_path / "mine_h200.analytic.json").write_text(json.dumps(unet))
+    assert analytic_beside(tmp_path / "mine_h200.ncu-raw.csv") == unet
