@@ -68,7 +68,7 @@ def predict(model, row: dict[str, str], pair, changes) -> float:  # type: ignore
         from roofscope.analysis.advice.run_files import analytic_beside
 
         analytic = analytic_beside(SAMPLES / row["before"]) or {}
-        layout = model.inductor_layout(analytic)
+        layout = model.inductor_layout(analytic, pair.before)
         return model.predict(pair.before, changes, channels_last=layout.channels_last).gain_s
     return model.predict(pair.before, changes).gain_s
 

@@ -126,6 +126,10 @@ def test_the_conv_side_changes_only_when_inductor_takes_channels_last():
     assert nchw.gain_s == pytest.approx(1e-3 * (1 - scale))
     assert cl.gain_s == pytest.approx(nchw.gain_s + 1e-3 * (1 - compiled.layout_changes(True)[
         "transform"].scale))  # fmt: skip
+    cl_norm = ("batch norm", "void at::batch_norm_transform_input_channels_last_kernel<…>", "",
+               1, 1e-3)  # fmt: skip
+    already = compiled.inductor_layout(None, [transform, cl_norm])
+    assert not already.channels_last and "already" in already.why
     triton = ("element-wise", "triton_poi_fused_add_relu_0", "", 1, 1e-3)
     assert "compiled already" in compiled.predict([transform, norm, triton]).why_not
 

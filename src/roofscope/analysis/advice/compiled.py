@@ -141,10 +141,15 @@ class InductorLayout:
     known: bool  # decided on the run's convolutions (else assumed)
 
 
-def inductor_layout(analytic: Mapping[str, Any] | None) -> InductorLayout:
+def inductor_layout(
+    analytic: Mapping[str, Any] | None, kernels: Iterable[KernelTime] = ()
+) -> InductorLayout:
     """Inductor's layout choice for the run whose ``analytic.json`` this is (None: no such
     file): decided on its convolutions when it has them, else assumed channels_last (what
-    Inductor chooses for most CNNs: ResNets, VGG, MobileNet, EfficientNet here)."""
+    Inductor chooses for most CNNs: ResNets, VGG, MobileNet, EfficientNet here). A step
+    already in channels_last (its ``kernels`` say so) has nothing left to change there."""
+    if any(layout.ALREADY.search(kernel) for _, kernel, *_ in kernels):
+        return InductorLayout(False, "the step runs channels_last kernels already", True)
     convolutions = (analytic or {}).get("convolutions")
     if not isinstance(convolutions, list):
         return InductorLayout(True, "assumed: the convolutions' shapes are not known", False)

@@ -191,7 +191,7 @@ def fusion(step: Step) -> list[Advice]:
     (analysis/advice/compiled.py): Inductor fuses the memory-bound kernels between the matrix
     ones, and takes channels_last for the convolutions when its heuristic says so (decided on
     the run's convolutions when analytic.json is beside the report)."""
-    inductor = compiled.inductor_layout(step.analytic)
+    inductor = compiled.inductor_layout(step.analytic, step.kernel_times)
     prediction = compiled.predict(step.kernel_times, channels_last=inductor.channels_last)
     layout_text = "channels_last" if inductor.channels_last else "NCHW"
     evidence = [f"Inductor's layout for the convolutions: {layout_text} ({inductor.why})"]
