@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode, conv_flop_count
 
 from roofscope.analysis.batch_memory import estimate_at  # re-exported
@@ -185,6 +186,30 @@ def convolutions(
     ]
 
 
+class _CountOps(TorchDispatchMode):
+    """Counts the ATen operations a forward pass dispatches."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        self.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+def forward_ops(name: str, image_size: int | None = None, seq_len: int | None = None) -> int:
+    """The ATen operations of one sample's forward pass, on ``meta``: about the nodes of the
+    forward graph Inductor lowers, whose count against the convolutions' decides whether it
+    tries channels_last at all (advice/compiled.py)."""
+    with torch.device("meta"):
+        work = workload(name, 1, "meta", image_size, seq_len)
+    counter = _CountOps()
+    with counter:
+        work.model(work.inputs)
+    return counter.count
+
+
 def analytic(
     name: str,
     batch: int,
@@ -221,5 +246,6 @@ def analytic(
         },
         "layers": [{"layer": n, "forward_flops": f * batch} for n, f in per.layers[:top_layers]],
         "convolutions": convolutions(name, image_size, seq_len),
+        "forward_ops": forward_ops(name, image_size, seq_len),
         "memory": {**mem, "estimate_bytes": estimate_at(mem, batch)},
     }

@@ -9,13 +9,15 @@ Inductor does two things to an eager step's kernels that a report shows:
   fitting pairs (Inductor moves work between families: pooling into element-wise kernels,
   element-wise into layer-norm ones);
 - it chooses channels_last for the convolutions when its heuristic says it pays
-  (``GraphLowering.decide_layout_opt``: in training, not when any convolution is grouped with
-  more than one channel a group, or a 3×3 (or larger) one has at most half as many outputs as
-  inputs, or all are of 64 channels or fewer). Then the convolution classes change as
-  channels_last changes them (``layout.py``'s fitted changes); otherwise they stay.
+  (``GraphLowering.decide_layout_opt``: in training, not when the graph has 300 nodes or more
+  per convolution, any convolution is grouped with more than one channel a group, one with a
+  kernel taller than 1 has at most half as many outputs as inputs, or all are of 64 channels
+  or fewer). Then the convolution classes change as channels_last changes them
+  (``layout.py``'s fitted changes); otherwise they stay.
 
-Which one Inductor chooses needs the convolutions' shapes, which an ncu report does not hold:
-``roofscope profile`` writes them in ``analytic.json`` (``convolutions``), and
+Which one Inductor chooses needs the convolutions' shapes and the graph's size, which an ncu
+report does not hold: ``roofscope profile`` writes them in ``analytic.json``
+(``convolutions``, ``forward_ops``: the forward pass's operations, for the graph's nodes), and
 :func:`inductor_keeps_nchw` applies the heuristic to them. Without them the item assumes
 channels_last and says what the gain would be without it.
 
@@ -33,6 +35,7 @@ from typing import Any
 
 from roofscope.analysis.advice import layout
 from roofscope.analysis.advice.kernel_classes import (
+    MATRIX,
     NONE,
     Change,
     ClassTable,
@@ -40,6 +43,7 @@ from roofscope.analysis.advice.kernel_classes import (
     KernelTime,
     Pair,
     Prediction,
+    family,
     fit_scales,
     predict_classes,
     whole_step,
@@ -65,7 +69,7 @@ CLASSES: tuple[KernelClass, ...] = (
     # between these families) and the held-out errors larger (docs/decisions.md)
     KernelClass("fusible", "memory-bound kernels between the matrix ones (batch and layer "
                 "norm, element-wise, pooling, reductions, softmax, copies, dropout, loss)",
-                families=FUSIBLE_FAMILIES),
+                families=FUSIBLE_FAMILIES, not_pattern=r"scalePackedTensor"),
 )  # fmt: skip
 TABLE = ClassTable(CLASSES)
 KEYS = TABLE.keys
@@ -106,29 +110,68 @@ def predict(
     for _, kernel, *_ in kernels:
         if COMPILED.search(kernel):
             return replace(NONE, why_not=f"the step is compiled already ({kernel[:60]})")
+    if not any(family(group) in MATRIX for group, *_ in kernels):
+        return replace(NONE, why_not="no GEMM, convolution or attention: not a model's step")
+    if not has_convolutions(kernels):  # a transformer's CUTLASS GEMMs are no convolution's
+        channels_last = False
     return predict_classes(kernels, TABLE, {**changes, **layout_changes(channels_last)})
+
+
+def has_convolutions(kernels: Iterable[KernelTime]) -> bool:
+    """Whether the step has kernels of the channels_last model's convolution classes: without
+    one, no layout change applies (as layout.predict says)."""
+    return any(
+        layout.layout_class(group, kernel, block) in layout.CONVOLUTIONS
+        for group, kernel, block, *_ in kernels
+    )
 
 
 # -- Inductor's layout choice ---------------------------------------------------------------
 
 
-def inductor_keeps_nchw(convolutions: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why Inductor's training heuristic keeps NCHW for these convolutions, or None when it
-    takes channels_last. Each convolution: ``weight`` (its weight's shape as PyTorch holds it:
-    out, in per group, kernel…; a transposed one's in, out per group, …, as Inductor reads it
-    too) and ``groups``, as ``analytic.json`` holds them. Inductor's check on a graph's size
-    (a few convolutions in a large graph, e.g. a ViT's patch embedding) is not made: a
-    report does not tell the graph's size."""
-    if not convolutions:
+# Inductor skips channels_last when the graph has this many nodes or more per convolution
+# (a ViT's one patch-embedding convolution in a graph of hundreds of operations)
+NODES_PER_CONVOLUTION = 300
+
+
+def _dims(value: Any, least: int) -> list[int]:
+    """A list of at least ``least`` positive ints (a weight's shape), else ValueError: a
+    hand-made analytic.json's strings, floats, booleans or negatives are not shapes."""
+    if not isinstance(value, list) or len(value) < least:
+        raise ValueError("not a shape")
+    if not all(type(x) is int and 0 < x < 2**31 for x in value):
+        raise ValueError("not a shape")
+    return value
+
+
+def inductor_keeps_nchw(
+    convolutions: Sequence[Mapping[str, Any]], forward_ops: int | None = None
+) -> str | None:
+    """Why Inductor's training heuristic (``GraphLowering.decide_layout_opt``) keeps NCHW for
+    these convolutions, or None when it takes channels_last. Each convolution: ``weight``
+    (its weight's shape as PyTorch holds it and Inductor reads it: out, in per group,
+    kernel…; a transposed one's in, out per group, …) and ``groups``, as ``analytic.json``
+    holds them; ``forward_ops``: the operations of the forward pass, for Inductor's check on
+    the graph's size. ValueError when a shape is not one."""
+    shapes = [(_dims(c["weight"], 3), _dims([c.get("groups", 1)], 1)[0]) for c in convolutions]
+    if not shapes:
         return "the model has no convolution"
-    shapes = [([int(x) for x in c["weight"]], int(c.get("groups", 1))) for c in convolutions]
+    if forward_ops is not None and forward_ops >= NODES_PER_CONVOLUTION * len(shapes):
+        return (
+            f"{forward_ops} operations in the forward pass for {len(shapes)} "
+            f"convolution{'s' if len(shapes) > 1 else ''}: Inductor leaves a graph with few "
+            "convolutions as it is"
+        )
     for weight, groups in shapes:
         if groups > 1 and weight[1] > 1:
             return "a grouped convolution has more than one channel a group"
     for weight, _ in shapes:
-        if len(weight) > 2 and weight[0] * 2 <= weight[1] and weight[2] > 1:
+        if weight[0] * 2 <= weight[1] and weight[2] > 1:
             kernel = "×".join(str(k) for k in weight[2:])
-            return f"a {kernel} convolution has {weight[0]} outputs for {weight[1]} inputs"
+            return (
+                f"a {kernel} convolution's weight is {weight[0]}×{weight[1]} (outputs × "
+                "inputs, as Inductor reads it): at most half as many outputs as inputs"
+            )
     if all(w[0] <= 64 and w[1] <= 64 for w, _ in shapes):
         return "every convolution has 64 channels or fewer"
     return None
@@ -136,9 +179,9 @@ def inductor_keeps_nchw(convolutions: Sequence[Mapping[str, Any]]) -> str | None
 
 @dataclass(frozen=True)
 class InductorLayout:
-    channels_last: bool  # what Inductor is predicted to choose for the convolutions
-    why: str  # what decided it, for the item
-    known: bool  # decided on the run's convolutions (else assumed)
+    channels_last: bool  # whether Inductor is predicted to change the convolutions' layout
+    said: str  # what the item says of it
+    known: bool  # decided on the run's convolutions or kernels (else assumed)
 
 
 def inductor_layout(
@@ -146,24 +189,30 @@ def inductor_layout(
 ) -> InductorLayout:
     """Inductor's layout choice for the run whose ``analytic.json`` this is (None: no such
     file): decided on its convolutions when it has them, else assumed channels_last (what
-    Inductor chooses for most CNNs: ResNets, VGG, MobileNet, EfficientNet here). A step
-    already in channels_last (its ``kernels`` say so) has nothing left to change there."""
+    Inductor chose for 8 of the 11 CNNs of the compile pairs). A step already in
+    channels_last (its ``kernels`` say so) has nothing left to change there."""
     if any(layout.ALREADY.search(kernel) for _, kernel, *_ in kernels):
-        return InductorLayout(False, "the step runs channels_last kernels already", True)
-    convolutions = (analytic or {}).get("convolutions")
-    if not isinstance(convolutions, list):
-        return InductorLayout(True, "assumed: the convolutions' shapes are not known", False)
-    if (analytic or {}).get("mode") == "infer":
+        return InductorLayout(False, "in channels_last already (the step's kernels say so)", True)
+    analytic = analytic if isinstance(analytic, Mapping) else {}
+    convolutions = analytic.get("convolutions")
+    if not isinstance(convolutions, list) or not convolutions:
         return InductorLayout(
-            True, "assumed: in inference Inductor weighs the convolutions' FLOPs", False
+            True, "channels_last, assumed: the convolutions' shapes are not known", False
         )
+    if analytic.get("mode") == "infer":
+        return InductorLayout(
+            True, "channels_last, assumed: in inference Inductor weighs their FLOPs", False
+        )
+    ops = analytic.get("forward_ops")
     try:
-        why = inductor_keeps_nchw(convolutions)
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-        return InductorLayout(True, "assumed: the convolutions' shapes are not readable", False)
+        why = inductor_keeps_nchw(convolutions, ops if type(ops) is int and ops > 0 else None)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return InductorLayout(
+            True, "channels_last, assumed: the convolutions' shapes are not readable", False
+        )
     if why is None:
-        return InductorLayout(True, "the run's convolutions pass Inductor's checks", True)
-    return InductorLayout(False, why, True)
+        return InductorLayout(True, "channels_last (the run's convolutions pass its checks)", True)
+    return InductorLayout(False, f"NCHW kept ({why})", True)
 
 
 def converted(pair: Pair) -> bool:

@@ -75,10 +75,12 @@ def _predicted(
     action: str,
     assumptions: list[str],
     evidence: Sequence[str] = (),
+    lead: Sequence[str] = (),
 ) -> list[Advice]:
     """The item of a kernel-class model's prediction (layout.py, tensor_math.py, compiled.py)
     when it saves GAIN_SHARE of the step or more: the classes predicted to change by more than
-    5% are its evidence, its groups where the gain is, largest first."""
+    5% are its evidence (after the ``lead`` lines, which plain ``advise`` shows first), its
+    groups where the gain is, largest first."""
     gain = prediction.gain_s
     if step.share(gain) < GAIN_SHARE:
         return []
@@ -97,8 +99,10 @@ def _predicted(
             action=action,
             evidence=[
                 f"predicted {time(gain)} saved: {step.share(gain):.1f}% of GPU time (advised "
-                f"from {GAIN_SHARE:g}%); by kernel class, the largest changes first:"
+                f"from {GAIN_SHARE:g}%); by kernel class, the largest changes first"
+                + (" (after the next line):" if lead else ":")
             ]
+            + list(lead)
             + [_class_line(model, changes, k, prediction) for k in changed]
             + list(evidence),
             groups=sorted((g for g, t in saved.items() if t), key=lambda g: (-saved[g], g)),
@@ -161,6 +165,15 @@ def tensor_cores(step: Step) -> list[Advice]:
     fp32, tf32 = step.roofs.get("fp32"), step.roofs.get("tensor_tf32")
     if not fp32 or not tf32 or tf32 <= fp32:
         return []
+    switches = tensor_math.Switches.of(step.kernel_times)
+    on = [
+        *(["torch.backends.cuda.matmul.allow_tf32 = True"] if switches.cublas else []),
+        *(["torch.backends.cudnn.allow_tf32 = True"] if switches.cudnn else []),
+    ]
+    already = (
+        "" if switches.cudnn and switches.cublas
+        else f" ({'cuDNN' if not switches.cudnn else 'cuBLAS'}'s kernels use TF32 already)"
+    )  # fmt: skip
     return _predicted(
         step,
         "tensor_cores",
@@ -169,8 +182,8 @@ def tensor_cores(step: Step) -> list[Advice]:
         tensor_math.CHANGES,
         title="TF32 tensor cores would save {share:.1f}% of the step",
         action=(
-            "torch.backends.cuda.matmul.allow_tf32 = True and torch.backends.cudnn.allow_tf32 "
-            "= True (or torch.autocast('cuda', dtype=torch.bfloat16), which gains more)"
+            f"{' and '.join(on)}{already}; or torch.autocast('cuda', dtype=torch.bfloat16), "
+            "which gains more"
         ),
         evidence=[
             f"roofs: FP32 {si(fp32, 'FLOP/s')}, TF32 tensor {si(tf32, 'FLOP/s')} "
@@ -190,28 +203,32 @@ def fusion(step: Step) -> list[Advice]:
     """What torch.compile would save, class by class of the eager step's kernels
     (analysis/advice/compiled.py): Inductor fuses the memory-bound kernels between the matrix
     ones, and takes channels_last for the convolutions when its heuristic says so (decided on
-    the run's convolutions when analytic.json is beside the report)."""
+    the run's convolutions when analytic.json is beside the report). Its second evidence line
+    (the one plain ``advise`` shows) says what Inductor is taken to do with the layout."""
     inductor = compiled.inductor_layout(step.analytic, step.kernel_times)
     prediction = compiled.predict(step.kernel_times, channels_last=inductor.channels_last)
-    layout_text = "channels_last" if inductor.channels_last else "NCHW"
-    evidence = [f"Inductor's layout for the convolutions: {layout_text} ({inductor.why})"]
-    if not inductor.known and any(k in prediction.before for k in compiled.LAYOUT_KEYS):
-        nchw = compiled.predict(step.kernel_times, channels_last=False).gain_s
-        evidence.append(
-            f"if Inductor keeps NCHW (a grouped convolution of more than one channel a group, "
-            f"or a 3×3 one with at most half as many outputs as inputs): {time(nchw)} saved "
-            f"({step.share(nchw):.1f}%)"
+    lead = []
+    if compiled.has_convolutions(step.kernel_times):
+        said = [f"the convolutions under Inductor: {inductor.said}"]
+        layout_part = sum(
+            prediction.before[k] - prediction.after[k]
+            for k in compiled.LAYOUT_KEYS
+            if k in prediction.before
         )
-    layout_part = sum(
-        prediction.before[k] - prediction.after[k]
-        for k in compiled.LAYOUT_KEYS
-        if k in prediction.before
-    )
-    if inductor.channels_last and layout_part > 0:
-        evidence.append(
-            f"{time(layout_part)} of it is channels_last's change to the convolutions: this "
-            "gain and the channels_last item's overlap, they do not add"
-        )
+        if inductor.channels_last and layout_part:
+            said.append(
+                f"{time(layout_part)} of this gain is channels_last's change to them, which "
+                "the channels_last item's gain holds too: the two overlap"
+            )
+        if not inductor.known:
+            nchw = compiled.predict(step.kernel_times, channels_last=False).gain_s
+            said.append(
+                f"if Inductor keeps NCHW (few convolutions in a large graph, a grouped one of "
+                f"more than one channel a group, one with at most half as many outputs as "
+                f"inputs, or all of 64 channels or fewer): {time(nchw)} saved "
+                f"({step.share(nchw):.1f}%)"
+            )
+        lead = ["; ".join(said)]
     changes = {**compiled.CHANGES, **compiled.layout_changes(inductor.channels_last)}
     return _predicted(
         step,
@@ -221,9 +238,10 @@ def fusion(step: Step) -> list[Advice]:
         changes,
         title="torch.compile would save {share:.1f}% of the step",
         action="torch.compile the model (roofscope profile --compile), or use fused ops",
-        evidence=evidence,
+        lead=lead,
         assumptions=[
             _fitted(compiled),
+            "fitted on bf16 steps: on an FP32 step the fused kernels' change is an extrapolation",
             "the convolutions, when Inductor takes channels_last, change as channels_last "
             "changes them (the channels_last item's fitted changes)",
             "GEMMs, attention and the optimizer are taken as unchanged (not compiled here)",

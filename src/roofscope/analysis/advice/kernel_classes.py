@@ -121,17 +121,21 @@ NONE = Prediction({}, {}, {}, {})
 
 
 def predict_classes(
-    kernels: Iterable[KernelTime], table: ClassTable, changes: Mapping[str, Change]
+    kernels: Iterable[KernelTime],
+    table: ClassTable,
+    changes: Mapping[str, Change],
+    only: Sequence[str] | None = None,
 ) -> Prediction:
     """Each class's time after the change (a class without a fitted change: unchanged), and
-    where the time is saved, group by group."""
+    where the time is saved, group by group; ``only``: these classes (the others' kernels are
+    taken as no class)."""
     before: dict[str, float] = {}
     launches: dict[str, int] = {}
     after: dict[str, float] = {}
     saved: dict[str, float] = {}
     for group, kernel, block, n, seconds in kernels:
         key = table.classify(group, kernel, block)
-        if key is None or not seconds:
+        if key is None or not seconds or (only is not None and key not in only):
             continue
         change = changes.get(key)
         then = change.after(seconds, n) if change is not None else seconds  # linear: sums

@@ -17,7 +17,7 @@ RUN = "run.json"
 def _read(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: a hostile file's nesting
         return None
     return data if isinstance(data, dict) else None
 

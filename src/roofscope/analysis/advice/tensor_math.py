@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from roofscope.analysis.advice.kernel_classes import (
     MATRIX,
@@ -69,12 +69,11 @@ CLASSES: tuple[KernelClass, ...] = (
 )  # fmt: skip
 TABLE = ClassTable(CLASSES)
 KEYS = TABLE.keys
-# a step that already has TF32 or 16-bit matrix kernels: TF32 (or autocast) is on already;
-# what is left on the FP32 pipe is what cuBLAS and cuDNN chose to keep there
-ALREADY = re.compile(
-    r"tf32|s1688(?:gemm|dgrad|wgrad|fprop)|tensorop_s|bf16\w*gemm|gemm\w*bf16|h1688|hmma"
-    r"|_bf16bf16_|_f16f16_"
-)
+# a library whose matrix kernels include TF32 or 16-bit ones has TF32 (or autocast) on
+# already; what is left of its kernels on the FP32 pipe is what it chose to keep there
+ALREADY = re.compile(r"tf32|s1688(?:gemm|dgrad|wgrad|fprop)|tensorop_s(?!\w*bf16)")
+# 16-bit matrix kernels anywhere: autocast or half precision, where TF32 changes nothing
+SIXTEEN = re.compile(r"bf16|f16|h1688|hmma|\bhalf\b|__half|BFloat16|c10::Half|__nv_bfloat16|hgemm")
 
 # fitted by :func:`fit` on FITTED_ON (bench/fit_advice.py tensor_math prints them)
 CHANGES: dict[str, Change] = {
@@ -101,18 +100,56 @@ def title(key: str) -> str:
     return TABLE.title(key)
 
 
+# the classes each library's TF32 switch moves: cuDNN's (torch.backends.cudnn.allow_tf32, on
+# by default in PyTorch) and cuBLAS's (torch.backends.cuda.matmul.allow_tf32, off by default)
+CUDNN_KEYS = ("conv_grouped", "conv_fp32")
+CUBLAS_KEYS = ("gemm_fp32",)
+
+
+@dataclass(frozen=True)
+class Switches:
+    """Which library's TF32 switch the step's kernels show off (its FP32 kernels are there to
+    move): a library whose kernels include TF32 or 16-bit ones has it on already."""
+
+    cudnn: bool
+    cublas: bool
+
+    @classmethod
+    def of(cls, kernels: Iterable[KernelTime]) -> Switches:
+        conv = gemm = False
+        for group, kernel, *_ in kernels:
+            fam = family(group)
+            if fam not in MATRIX:
+                continue
+            if SIXTEEN.search(kernel):  # autocast: neither switch matters
+                return cls(cudnn=False, cublas=False)
+            if ALREADY.search(kernel):
+                conv = conv or fam in CONV
+                gemm = gemm or fam == "GEMM"
+        # a TF32 GEMM: cuBLAS's switch is on, and cuDNN's is taken as on too (PyTorch's
+        # default; cuDNN keeps small convolutions in FP32 with it on, so FP32 convolutions
+        # beside TF32 GEMMs do not show it off: SimpleCNN's tf32 run). TF32 convolutions only
+        # (PyTorch's defaults): cuBLAS's FP32 GEMMs are what is left to move.
+        return cls(cudnn=not (conv or gemm), cublas=not gemm)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (CUDNN_KEYS if self.cudnn else ()) + (CUBLAS_KEYS if self.cublas else ())
+
+
 def predict(kernels: Iterable[KernelTime], changes: Mapping[str, Change] = CHANGES) -> Prediction:
-    """Each class's time with TF32 allowed, and where the time is saved, group by group. No
-    prediction (``why_not`` says why) for a step whose matrix kernels already include TF32 or
-    16-bit ones."""
+    """Each class's time with TF32 allowed, and where the time is saved, group by group: the
+    classes of the libraries whose switch is off (:class:`Switches`). No prediction
+    (``why_not`` says why) when both have TF32 or 16-bit matrix kernels already."""
     kernels = list(kernels)
-    for group, kernel, *_ in kernels:
-        if family(group) in MATRIX and ALREADY.search(kernel):
-            return replace(
-                NONE,
-                why_not=f"the step already runs TF32 or 16-bit matrix kernels ({kernel[:60]})",
-            )
-    return predict_classes(kernels, TABLE, changes)
+    switches = Switches.of(kernels)
+    if not switches.keys:
+        return replace(
+            NONE,
+            why_not="the step's matrix kernels are 16-bit, or cuBLAS's and cuDNN's both "
+            "include TF32 ones already",
+        )
+    return predict_classes(kernels, TABLE, changes, only=switches.keys)
 
 
 def fit(pairs: Sequence[Pair]) -> dict[str, Change]:
