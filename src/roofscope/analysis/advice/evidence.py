@@ -195,6 +195,8 @@ def tensor_cores(step: Step) -> list[Advice]:
             "model's accuracy",
             "FP32 attention (memory-efficient fmha), depthwise convolutions and split-K "
             "reductions are taken as unchanged",
+            "cuBLAS may keep small GEMMs on the FP32 pipe with TF32 allowed (ResNet-18's "
+            "classifier at batch 8 did): their part of the gain may not be there",
         ],
     )
 
