@@ -64,12 +64,11 @@ def load(rows: list[dict[str, str]]):
 def predict(model, row: dict[str, str], pair, changes) -> float:  # type: ignore[no-untyped-def]
     """The model's predicted gain for a pair's before step (the compiled model also reads the
     convolutions of the run's analytic.json beside the before export, as ``advise`` does)."""
-    if model.__name__.endswith(".compiled"):
+    if hasattr(model, "predict_run"):  # compiled.py: Inductor's layout from analytic.json
         from roofscope.analysis.advice.run_files import analytic_beside
 
-        analytic = analytic_beside(SAMPLES / row["before"]) or {}
-        layout = model.inductor_layout(analytic, pair.before)
-        return model.predict(pair.before, changes, channels_last=layout.channels_last).gain_s
+        analytic = analytic_beside(SAMPLES / row["before"])
+        return model.predict_run(pair.before, analytic, changes)[1].gain_s
     return model.predict(pair.before, changes).gain_s
 
 

@@ -215,6 +215,18 @@ def inductor_layout(
     return InductorLayout(False, f"NCHW kept ({why})", True)
 
 
+def predict_run(
+    kernels: Iterable[KernelTime],
+    analytic: Mapping[str, Any] | None,
+    changes: Mapping[str, Change] = CHANGES,
+) -> tuple[InductorLayout, Prediction]:
+    """A run's prediction as ``advise`` makes it (and bench/fit_advice.py scores it): Inductor's
+    layout decided on the run's analytic.json and the step's kernels, then each class's time."""
+    kernels = list(kernels)
+    inductor = inductor_layout(analytic, kernels)
+    return inductor, predict(kernels, changes, channels_last=inductor.channels_last)
+
+
 def converted(pair: Pair) -> bool:
     """Whether Inductor took channels_last in a pair's compiled step (for fitting): the
     NCHW↔NHWC transforms cuDNN needed around NHWC kernels went."""

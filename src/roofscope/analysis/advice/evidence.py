@@ -207,8 +207,7 @@ def fusion(step: Step) -> list[Advice]:
     ones, and takes channels_last for the convolutions when its heuristic says so (decided on
     the run's convolutions when analytic.json is beside the report). Its second evidence line
     (the one plain ``advise`` shows) says what Inductor is taken to do with the layout."""
-    inductor = compiled.inductor_layout(step.analytic, step.kernel_times)
-    prediction = compiled.predict(step.kernel_times, channels_last=inductor.channels_last)
+    inductor, prediction = compiled.predict_run(step.kernel_times, step.analytic)
     lead = []
     if compiled.has_convolutions(step.kernel_times):
         said = [f"the convolutions under Inductor: {inductor.said}"]
